@@ -1,0 +1,262 @@
+"""``python main.py bench``: baseline and optimized side by side, in one run, on the same inputs.
+
+Each (engine, precision, batch) is timed in a fresh subprocess, so that its peak memory is
+its own (CUDA's max_memory_allocated, or the growth of the process's peak RSS on the CPU).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import psutil
+import torch
+
+from .devices import describe_device, precision_support, resolve_device
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    size: int = 512
+    batches: tuple[int, ...] = (1, 8)
+    json_path: Path | None = None
+    profile: bool = False
+    repeat: int = 5
+    warmup: int = 2
+    device: str = "auto"
+    weights: Path | None = None
+    threads: int | None = None
+
+
+@dataclass
+class Row:
+    engine: str
+    precision: str
+    batch: int
+    ms_per_image: float
+    images_per_s: float
+    peak_mem_mb: float
+    max_abs_diff: float
+
+
+def bench_inputs(size: int, batch: int) -> np.ndarray:
+    """The same L batch for every configuration: centre crops of the sample photos, else noise."""
+    import cv2
+
+    from .color import lightness
+    from .imageio import decode
+    from .weights import RESOURCES
+
+    photos = sorted((RESOURCES / "samples").glob("*.jpg")) + sorted((RESOURCES / "samples").glob("*.png"))
+    L = np.empty((batch, 1, size, size), np.float32)
+    for i in range(batch):
+        if photos:
+            img = decode(photos[i % len(photos)]).pixels
+            h, w = img.shape[:2]
+            s = min(h, w)
+            img = img[(h - s) // 2 : (h - s) // 2 + s, (w - s) // 2 : (w - s) // 2 + s]
+        else:
+            img = (np.random.default_rng(i).random((size, size)) * 255).astype(np.uint8)
+        L[i, 0] = cv2.resize(lightness(np.ascontiguousarray(img)), (size, size), interpolation=cv2.INTER_AREA)
+    return L
+
+
+def _load_model(weights: Path | None):
+    from .model import CVUNet, ModelConfig
+    from .weights import DEFAULT_WEIGHTS, load_model
+
+    path = weights or DEFAULT_WEIGHTS
+    if Path(path).exists():
+        return load_model(path)
+    torch.manual_seed(0)  # no trained weights yet: timing does not depend on them
+    return CVUNet(ModelConfig(num_bins=98)).eval()
+
+
+def measure(engine: str, precision: str, batch: int, s: BenchSettings, out_npy: Path) -> dict:
+    """Runs in the fresh subprocess: build, warm up, time, save the output."""
+    from .runtime import make_runtime
+
+    if s.threads:
+        torch.set_num_threads(s.threads)
+    device = resolve_device(s.device)
+    L = bench_inputs(s.size, batch)
+    model = _load_model(s.weights)
+    cuda = device.type == "cuda"
+    if cuda:
+        torch.cuda.reset_peak_memory_stats(device)
+        base_cuda = torch.cuda.memory_allocated(device)
+    rss_before = psutil.Process().memory_info().rss
+    runtime = make_runtime(engine, model, device, precision)
+    out = runtime.run(L)
+    for _ in range(s.warmup - 1):
+        out = runtime.run(L)
+    times = []
+    for _ in range(s.repeat):
+        t = time.perf_counter()
+        out = runtime.run(L)
+        if cuda:
+            torch.cuda.synchronize(device)
+        times.append(time.perf_counter() - t)
+    if cuda:
+        peak = (torch.cuda.max_memory_allocated(device) - base_cuda) / 2**20
+    else:
+        peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        peak = max(0.0, (peak_rss - rss_before) / 2**20)
+    np.save(out_npy, out)
+    med = statistics.median(times)
+    result = {"ms_per_image": 1000 * med / batch, "images_per_s": batch / med, "peak_mem_mb": peak}
+    if s.profile:
+        from torch.profiler import ProfilerActivity, profile
+
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+        with profile(activities=acts) as prof:
+            runtime.run(L)
+        key = "self_cuda_time_total" if cuda else "self_cpu_time_total"
+        result["profile"] = prof.key_averages().table(sort_by=key, row_limit=12)
+    return result
+
+
+def conv_peak_gflops(device: torch.device, dtype: torch.dtype) -> float:
+    """A 3x3 convolution, 64 channels, 256 px, channels_last: what this hardware gives."""
+    conv = torch.nn.Conv2d(64, 64, 3, padding=1, bias=False).to(device=device, dtype=dtype)
+    conv = conv.to(memory_format=torch.channels_last)
+    x = torch.randn(4, 64, 256, 256, device=device, dtype=dtype).contiguous(memory_format=torch.channels_last)
+    flops = 2 * 64 * 64 * 9 * 256 * 256 * 4
+    with torch.inference_mode():
+        for _ in range(2):
+            conv(x)
+        times = []
+        for _ in range(5):
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            t = time.perf_counter()
+            conv(x)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            times.append(time.perf_counter() - t)
+    return flops / statistics.median(times) / 1e9
+
+
+def model_gflops(size: int, weights: Path | None) -> float:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model = _load_model(weights)
+    with FlopCounterMode(display=False) as fc, torch.inference_mode():
+        model(torch.zeros(1, 1, size, size))
+    return fc.get_total_flops() / 1e9
+
+
+def configurations(device: torch.device) -> tuple[list[tuple[str, str]], list[str]]:
+    support = precision_support(device)
+    configs = [("baseline", "fp32"), ("optimized", "fp32")]
+    skipped = []
+    for p in ("fp16", "bf16"):
+        if support[p] is None:
+            configs.append(("optimized", p))
+        else:
+            skipped.append(f"optimized {p}: {support[p]}")
+    return configs, skipped
+
+
+def run_bench(s: BenchSettings) -> int:
+    device = resolve_device(s.device)
+    threads = s.threads or torch.get_num_threads()
+    configs, skipped = configurations(device)
+    print(f"device: {describe_device(device)}, threads {threads}, size {s.size}x{s.size}, "
+          f"median of {s.repeat} after {s.warmup} warm-up")
+    for line in skipped:
+        print(f"  not measured: {line}")
+    gflops = model_gflops(s.size, s.weights)
+    rows: list[Row] = []
+    profiles: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for batch in s.batches:
+            ref: np.ndarray | None = None
+            for engine, precision in configs:
+                npy = Path(tmp) / f"{engine}-{precision}-{batch}.npy"
+                cmd = [sys.executable, "-m", "engine.bench", "--worker",
+                       json.dumps({"engine": engine, "precision": precision, "batch": batch,
+                                   "settings": {**asdict(s), "json_path": None,
+                                                "weights": str(s.weights) if s.weights else None},
+                                   "out": str(npy)})]
+                env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                if proc.returncode != 0:
+                    err = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
+                    print(f"  {engine} {precision} batch {batch}: {err}")
+                    continue
+                res = json.loads(proc.stdout.strip().splitlines()[-1])
+                out = np.load(npy)
+                if engine == "baseline":
+                    ref = out
+                diff = float(np.abs(out - ref).max()) if ref is not None else float("nan")
+                rows.append(Row(engine, precision, batch, res["ms_per_image"], res["images_per_s"],
+                                res["peak_mem_mb"], diff))
+                if "profile" in res:
+                    profiles[f"{engine} {precision} batch {batch}"] = res["profile"]
+                print(f"  measured {engine:9s} {precision:4s} batch {batch}: {res['ms_per_image']:.1f} ms/image",
+                      flush=True)
+    peak32 = conv_peak_gflops(device, torch.float32)
+    print()
+    print(format_table(rows, gflops, peak32))
+    print(f"\nmodel: {gflops:.2f} GFLOPs per image at {s.size}x{s.size}; "
+          f"3x3-conv peak measured now: {peak32:.0f} GFLOP/s fp32")
+    for line in ratio_lines(rows):
+        print(line)
+    for name, table in profiles.items():
+        print(f"\n== top operators by self time: {name}\n{table}")
+    if s.json_path:
+        doc = {"device": describe_device(device), "threads": threads, "size": s.size,
+               "gflops_per_image": gflops, "conv_peak_gflops_fp32": peak32,
+               "rows": [asdict(r) for r in rows]}
+        Path(s.json_path).write_text(json.dumps(doc, indent=2))
+    return 0 if rows else 1
+
+
+def format_table(rows: list[Row], gflops: float, peak: float) -> str:
+    head = ("| engine | precision | batch | ms/image | images/s | peak MB | max abs diff | GFLOP/s | of conv peak |\n"
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    lines = [head]
+    for r in rows:
+        achieved = gflops * r.images_per_s
+        lines.append(f"| {r.engine} | {r.precision} | {r.batch} | {r.ms_per_image:.1f} | {r.images_per_s:.2f} | "
+                     f"{r.peak_mem_mb:.0f} | {r.max_abs_diff:.2e} | {achieved:.0f} | {100 * achieved / peak:.0f}% |")
+    return "\n".join(lines)
+
+
+def ratio_lines(rows: list[Row]) -> list[str]:
+    out = []
+    for batch in sorted({r.batch for r in rows}):
+        base = next((r for r in rows if r.batch == batch and r.engine == "baseline"), None)
+        if base is None:
+            continue
+        for r in rows:
+            if r.batch == batch and r.engine == "optimized":
+                mem = r.peak_mem_mb / base.peak_mem_mb if base.peak_mem_mb > 0 else float("nan")
+                out.append(f"batch {batch}: optimized {r.precision} is {r.images_per_s / base.images_per_s:.2f}x "
+                           f"the baseline's images/s, {mem:.2f}x its peak memory")
+    return out
+
+
+def _worker_main(arg: str) -> None:
+    spec = json.loads(arg)
+    st = spec["settings"]
+    st["batches"] = tuple(st["batches"])
+    st["weights"] = Path(st["weights"]) if st["weights"] else None
+    s = BenchSettings(**st)
+    res = measure(spec["engine"], spec["precision"], spec["batch"], s, Path(spec["out"]))
+    print(json.dumps(res))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+        _worker_main(sys.argv[2])

@@ -1,0 +1,218 @@
+"""Command line: colorize, bench, train, evaluate (``main.py`` sends anything else to the GUI).
+
+Exit codes: 0 all succeeded, 1 some inputs failed (each named on stderr), 2 usage errors.
+No traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+
+
+class UsageError(Exception):
+    pass
+
+
+class ProgressBar:
+    """A one-line bar with ETA on a terminal; silent when stderr is not a terminal."""
+
+    def __init__(self, total: int, stream=sys.stderr) -> None:
+        self.total, self.stream = total, stream
+        self.start = time.monotonic()
+        self.enabled = stream.isatty()
+        self.count = 0
+
+    def update(self, count: int, label: str = "") -> None:
+        self.count = count
+        if not self.enabled or self.total == 0:
+            return
+        secs = time.monotonic() - self.start
+        eta = secs / count * (self.total - count) if count else 0.0
+        width = 28
+        fill = int(width * count / self.total)
+        self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {count}/{self.total} "
+                          f"ETA {int(eta // 60):d}:{int(eta % 60):02d} {label[:40]:<40}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * 100 + "\r")
+            self.stream.flush()
+
+
+def _colorize(args: argparse.Namespace) -> int:
+    from .colorizer import Colorizer, ColorizeSettings
+    from .pipeline import BatchPipeline, ExportOptions, PhotoResult, RunControl, collect_inputs
+    from .weights import WeightsError
+
+    try:
+        settings = ColorizeSettings(engine=args.engine, device=args.device, precision=args.precision,
+                                    batch_size=args.batch_size, size=args.size, compile=args.compile,
+                                    weights=args.weights).validated()
+        export = ExportOptions(output_dir=args.output, format=args.format, jpeg_quality=args.quality,
+                               if_exists="skip" if args.skip_existing else "new_name",
+                               colour_inputs=args.colour_inputs).validated()
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    jobs, problems = collect_inputs(args.inputs)
+    for p in problems:
+        print(f"error: {p}", file=sys.stderr)
+    if not jobs:
+        print("error: no photos found in the given inputs", file=sys.stderr)
+        return 1
+    try:
+        colorizer = Colorizer.create(settings)
+    except WeightsError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    bar = ProgressBar(len(jobs))
+    failed = 0
+
+    def on_result(r: PhotoResult) -> None:
+        nonlocal failed
+        bar.update(bar.count + 1, r.source.name)
+        if r.status == "failed":
+            failed += 1
+            bar.close()
+            print(f"{r.source}: {r.message}", file=sys.stderr)
+
+    control = RunControl()
+    pipeline = BatchPipeline(colorizer, export)
+    try:
+        summary = pipeline.run(jobs, on_result=on_result, control=control)
+    except KeyboardInterrupt:
+        control.cancel()
+        bar.close()
+        print("cancelled", file=sys.stderr)
+        return 130
+    bar.close()
+    if summary.stopped_reason:
+        print(f"error: {summary.stopped_reason}", file=sys.stderr)
+    print(f"{summary.line()} [{colorizer.description}]")
+    return 1 if failed or problems or summary.stopped_reason else 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from .train import TrainSettings, train
+
+    s = TrainSettings(data=args.data, out=args.out, work=args.work, steps=args.steps, batch=args.batch,
+                      size=args.size, lr=args.lr, seed=args.seed, max_minutes=args.max_minutes,
+                      resume=args.resume, init=args.init, freeze_steps=args.freeze_steps,
+                      val_every=args.val_every, threads=args.threads)
+    if not args.data.is_dir():
+        raise UsageError(f"{args.data} is not a folder")
+    card = train(s)
+    print(f"trained {card['steps']} steps in {card['minutes']} min -> {args.out}")
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from .bench import BenchSettings, run_bench
+
+    return run_bench(BenchSettings(size=args.size, batches=tuple(args.batch), json_path=args.json,
+                                   profile=args.profile, repeat=args.repeat, device=args.device,
+                                   weights=args.weights, threads=args.threads))
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from .evaluate import EvalSettings, run_evaluate
+
+    if not args.folder.is_dir():
+        raise UsageError(f"{args.folder} is not a folder")
+    return run_evaluate(EvalSettings(folder=args.folder, split=args.split, size=args.size,
+                                     weights=args.weights, json_path=args.json, markdown_path=args.markdown,
+                                     examples_dir=args.examples, examples=args.n_examples))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="main.py", description="Colorizer: bring grayscale photos to colour. "
+                                "Without a subcommand, opens the app: main.py [PATH...] [--output DIR] [--start]")
+    sub = p.add_subparsers(dest="command")
+
+    c = sub.add_parser("colorize", help="colorize files and folders")
+    c.add_argument("inputs", nargs="+", type=Path, metavar="INPUT")
+    c.add_argument("--output", "-o", type=Path, required=True, metavar="DIR")
+    c.add_argument("--engine", choices=("optimized", "baseline"), default="optimized")
+    c.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    c.add_argument("--precision", choices=("auto", "fp32", "fp16", "bf16"), default="auto")
+    c.add_argument("--batch-size", type=int, default=4)
+    c.add_argument("--size", type=int, default=512, help="working size (longer side)")
+    c.add_argument("--format", choices=("keep", "png", "jpg", "webp", "tiff"), default="keep")
+    c.add_argument("--quality", type=int, default=92, help="JPEG/WebP quality")
+    c.add_argument("--skip-existing", action="store_true", help="skip photos whose output exists (resume)")
+    c.add_argument("--colour-inputs", choices=("colorize", "skip"), default="colorize",
+                   help="photos already in colour: colorize from their luminance, or skip")
+    c.add_argument("--compile", action="store_true", help="torch.compile the optimized runtime")
+    c.add_argument("--weights", type=Path)
+    c.set_defaults(func=_colorize)
+
+    b = sub.add_parser("bench", help="baseline vs optimized, side by side")
+    b.add_argument("--size", type=int, default=512)
+    b.add_argument("--batch", type=int, nargs="+", default=[1, 8])
+    b.add_argument("--json", type=Path)
+    b.add_argument("--profile", action="store_true")
+    b.add_argument("--repeat", type=int, default=5)
+    b.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    b.add_argument("--threads", type=int)
+    b.add_argument("--weights", type=Path)
+    b.set_defaults(func=_bench)
+
+    t = sub.add_parser("train", help="train colorization weights on a folder of colour photos")
+    t.add_argument("data", type=Path)
+    t.add_argument("--out", type=Path, default=Path("resources/models/colorizer.pt"))
+    t.add_argument("--work", type=Path, default=Path("runs/train"), help="checkpoints and logs")
+    t.add_argument("--steps", type=int, default=5000)
+    t.add_argument("--batch", type=int, default=12)
+    t.add_argument("--size", type=int, default=224)
+    t.add_argument("--lr", type=float, default=1e-3)
+    t.add_argument("--freeze-steps", type=int, default=600)
+    t.add_argument("--val-every", type=int, default=250)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--max-minutes", type=float)
+    t.add_argument("--resume", action="store_true")
+    t.add_argument("--init", type=Path, help="fine-tune from these weights")
+    t.add_argument("--threads", type=int)
+    t.set_defaults(func=_train)
+
+    e = sub.add_parser("evaluate", help="quality report on a folder of colour photos")
+    e.add_argument("folder", type=Path)
+    e.add_argument("--split", choices=("all", "validation", "train"), default="all")
+    e.add_argument("--size", type=int, default=512)
+    e.add_argument("--weights", type=Path)
+    e.add_argument("--json", type=Path)
+    e.add_argument("--markdown", type=Path)
+    e.add_argument("--examples", type=Path, help="save before/after pictures here")
+    e.add_argument("--n-examples", type=int, default=4)
+    e.set_defaults(func=_evaluate)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "train":
+        logging.getLogger().setLevel(logging.INFO)
+    try:
+        return int(args.func(args))
+    except UsageError as err:
+        parser.error(str(err))  # exits 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # noqa: BLE001 - the user gets one line, the log gets the rest
+        logging.getLogger(__name__).debug("unexpected error", exc_info=True)
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def console_main() -> None:
+    sys.exit(main(sys.argv[1:]))

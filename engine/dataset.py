@@ -1,0 +1,111 @@
+"""Training data: colour photos in memory, random multi-scale crops, a fixed validation split."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from .color import colourfulness, rgb_to_lab
+from .imageio import IMAGE_EXTENSIONS
+
+log = logging.getLogger(__name__)
+
+GREY_COLOURFULNESS = 6.0  # below this a photo is (nearly) grey: nothing to learn colour from
+MAX_SIDE = 1024  # photos are kept in memory no larger than this
+
+
+def is_validation(name: str, fraction: float = 0.1) -> bool:
+    """A fixed split by file name: the same photo always lands on the same side."""
+    h = int.from_bytes(hashlib.sha1(name.encode("utf-8")).digest()[:4], "big")
+    return h / 2**32 < fraction
+
+
+@dataclass
+class PhotoSet:
+    names: list[str]
+    images: list[np.ndarray]  # HxWx3 uint8 RGB
+
+
+def find_photos(folder: Path) -> list[Path]:
+    return sorted(p for p in Path(folder).rglob("*") if p.suffix.lower() in IMAGE_EXTENSIONS and p.is_file())
+
+
+def load_photos(folder: Path, validation: bool | None, val_fraction: float = 0.1) -> PhotoSet:
+    """Decode the colour photos of one side of the split (None: all), skipping grey ones."""
+    names, images = [], []
+    for path in find_photos(folder):
+        rel = path.relative_to(folder).as_posix()
+        if validation is not None and is_validation(rel, val_fraction) != validation:
+            continue
+        bgr = cv2.imread(str(path), cv2.IMREAD_COLOR)
+        if bgr is None:
+            log.warning("skipping unreadable %s", rel)
+            continue
+        rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+        scale = MAX_SIDE / max(rgb.shape[:2])
+        if scale < 1:
+            rgb = cv2.resize(rgb, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        small = cv2.resize(rgb, (64, 64), interpolation=cv2.INTER_AREA)
+        if colourfulness(small) < GREY_COLOURFULNESS:
+            log.info("skipping nearly grey %s", rel)
+            continue
+        names.append(rel)
+        images.append(rgb)
+    return PhotoSet(names, images)
+
+
+def random_crop(img: np.ndarray, size: int, rng: np.random.Generator,
+                scale: tuple[float, float] = (0.3, 1.0)) -> np.ndarray:
+    """A square crop covering a random share of the shorter side, resized to size x size."""
+    h, w = img.shape[:2]
+    side = int(min(h, w) * np.sqrt(rng.uniform(scale[0] ** 2, scale[1] ** 2)))
+    side = max(min(side, h, w), 8)
+    y = int(rng.integers(0, h - side + 1))
+    x = int(rng.integers(0, w - side + 1))
+    crop = img[y : y + side, x : x + side]
+    interp = cv2.INTER_AREA if side > size else cv2.INTER_LINEAR
+    crop = cv2.resize(crop, (size, size), interpolation=interp)
+    if rng.random() < 0.5:
+        crop = crop[:, ::-1]
+    return np.ascontiguousarray(crop)
+
+
+def center_crop(img: np.ndarray, size: int) -> np.ndarray:
+    h, w = img.shape[:2]
+    side = min(h, w)
+    y, x = (h - side) // 2, (w - side) // 2
+    return cv2.resize(img[y : y + side, x : x + side], (size, size), interpolation=cv2.INTER_AREA)
+
+
+def jitter_lightness(L: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Exposure and contrast jitter on L only: old scans vary in both, colours do not."""
+    contrast = rng.uniform(0.8, 1.2)
+    exposure = rng.uniform(-8.0, 8.0)
+    return np.clip((L - 50.0) * contrast + 50.0 + exposure, 0.0, 100.0)
+
+
+def make_batch(photos: PhotoSet, batch: int, size: int, rng: np.random.Generator,
+               augment: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(L: B x 1 x S x S, ab: B x 2 x S x S) float32 from random photos."""
+    Ls = np.empty((batch, 1, size, size), np.float32)
+    abs_ = np.empty((batch, 2, size, size), np.float32)
+    for i in range(batch):
+        img = photos.images[int(rng.integers(len(photos.images)))]
+        lab = rgb_to_lab(random_crop(img, size, rng))
+        L = lab[..., 0]
+        Ls[i, 0] = jitter_lightness(L, rng) if augment else L
+        abs_[i] = lab[..., 1:].transpose(2, 0, 1)
+    return Ls, abs_
+
+
+def fixed_batch(photos: PhotoSet, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Centre crops of every photo: the same validation batch at every evaluation."""
+    labs = [rgb_to_lab(center_crop(img, size)) for img in photos.images]
+    L = np.stack([lab[..., 0] for lab in labs])[:, None]
+    ab = np.stack([lab[..., 1:].transpose(2, 0, 1) for lab in labs])
+    return L.astype(np.float32), ab.astype(np.float32)

@@ -1,0 +1,131 @@
+"""Devices, the precisions each can run, and live utilization figures (NVML or psutil)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+
+import psutil
+import torch
+
+log = logging.getLogger(__name__)
+
+PRECISIONS = ("fp32", "fp16", "bf16")
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    """'auto' is CUDA when present, else the CPU; asking for CUDA without it is an error."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("CUDA was asked for, but this machine has no usable CUDA GPU")
+    if name not in ("cpu", "cuda"):
+        raise ValueError(f"unknown device {name!r}: use auto, cpu or cuda")
+    return torch.device(name)
+
+
+def cpu_has_fast_bf16() -> bool:
+    """True where oneDNN runs bf16 natively (AVX-512 BF16 or AMX); elsewhere bf16 is emulated and slow."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def precision_support(device: torch.device) -> dict[str, str | None]:
+    """For each precision: None when it runs well here, else the reason it is not offered."""
+    if device.type == "cuda":
+        major, _ = torch.cuda.get_device_capability(device)
+        return {"fp32": None, "fp16": None,
+                "bf16": None if major >= 8 else "bf16 needs an Ampere or newer GPU; use fp16"}
+    bf16 = None if cpu_has_fast_bf16() else "this CPU has no native bf16 (AVX-512 BF16/AMX): it would be emulated and slow"
+    return {"fp32": None, "fp16": "fp16 is for CUDA GPUs; on the CPU use bf16 where supported", "bf16": bf16}
+
+
+def best_precision(device: torch.device) -> str:
+    support = precision_support(device)
+    for p in (("fp16", "bf16") if device.type == "cuda" else ("bf16",)):
+        if support[p] is None:
+            return p
+    return "fp32"
+
+
+def torch_dtype(precision: str) -> torch.dtype:
+    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
+
+
+def describe_device(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"CPU ({torch.get_num_threads()} threads)"
+
+
+@dataclass(frozen=True)
+class Utilization:
+    """One sample of how busy the processor is. ``kind`` says which figures these are."""
+
+    kind: str  # "gpu" or "cpu"
+    time: float
+    busy_percent: float  # GPU utilization or CPU utilization of the whole machine
+    memory_mb: float  # GPU memory used, or this process's resident memory
+    memory_total_mb: float
+    label: str
+
+
+class UtilizationMonitor:
+    """Poll with ``sample()``; GPU figures through NVML on CUDA, CPU figures through psutil otherwise."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self._nvml = None
+        self._handle = None
+        if device.type == "cuda":
+            try:
+                import pynvml
+
+                pynvml.nvmlInit()
+                index = device.index if device.index is not None else torch.cuda.current_device()
+                self._handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+                self._nvml = pynvml
+            except Exception as err:  # NVML missing or broken: fall back to CPU figures
+                log.warning("NVML unavailable (%s); showing CPU figures", err)
+        self._proc = psutil.Process(os.getpid())
+        psutil.cpu_percent(None)  # primes the counter: the next call measures from here
+
+    @property
+    def kind(self) -> str:
+        return "gpu" if self._nvml is not None else "cpu"
+
+    def sample(self) -> Utilization:
+        now = time.time()
+        if self._nvml is not None:
+            util = self._nvml.nvmlDeviceGetUtilizationRates(self._handle)
+            mem = self._nvml.nvmlDeviceGetMemoryInfo(self._handle)
+            return Utilization("gpu", now, float(util.gpu), mem.used / 2**20, mem.total / 2**20,
+                               "GPU utilization % / GPU memory MB (NVML)")
+        return Utilization("cpu", now, float(psutil.cpu_percent(None)), self._proc.memory_info().rss / 2**20,
+                           psutil.virtual_memory().total / 2**20, "CPU utilization % / process memory MB")
+
+    def close(self) -> None:
+        if self._nvml is not None:
+            try:
+                self._nvml.nvmlShutdown()
+            except Exception:
+                pass
+            self._nvml = None
+
+
+def device_options() -> dict[str, dict[str, str | None]]:
+    """For the settings UI: each device name -> {precision: None if it runs well, else why not}.
+
+    A device this machine lacks maps every precision to the reason.
+    """
+    options: dict[str, dict[str, str | None]] = {"cpu": precision_support(torch.device("cpu"))}
+    if torch.cuda.is_available():
+        options["cuda"] = precision_support(torch.device("cuda"))
+    else:
+        why = "no CUDA GPU on this machine"
+        options["cuda"] = {p: why for p in PRECISIONS}
+    return options

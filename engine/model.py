@@ -1,0 +1,190 @@
+"""The CV_UNet: an EfficientNet-Lite0 encoder, an ASPP bottleneck and a U-Net decoder.
+
+It reads L (N x 1 x H x W, 0..100, H and W multiples of 32) and predicts, at a quarter
+of the input size, logits over quantized ab bins; their annealed mean, refined at half
+size with the stride-2 skip, is the ab output (N x 2 x H/2 x W/2, Lab units).
+
+This file holds modules only: no I/O, devices or weight files (see ``weights.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .color import AB_RANGE
+from .encoder import SKIP_CHANNELS, EfficientNetLite0
+
+MULTIPLE = 32  # the encoder's total stride: inputs are padded to a multiple of it
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Architecture settings, stored beside the weights.
+
+    Args:
+        num_bins: how many ab bins the head predicts over (fitted to the training photos).
+        aspp: put an ASPP block at the bottleneck.
+        aspp_width: channels of each ASPP branch.
+        aspp_rates: dilation rates of the 3x3 branches; (2, 4, 6) suit the 16x16
+            bottleneck of a 512 px working size.
+        aspp_separable: depthwise-separable dilated branches (fewer FLOPs).
+        aspp_out: channels after the ASPP projection.
+        decoder: widths of the decoder stages at strides 16, 8 and 4.
+        refine: width of the half-resolution refinement.
+        temperature: annealed-mean temperature of the read-out (lower is more vivid).
+    """
+
+    num_bins: int = 313
+    aspp: bool = True
+    aspp_width: int = 64
+    aspp_rates: tuple[int, ...] = (2, 4, 6)
+    aspp_separable: bool = False
+    aspp_out: int = 160
+    decoder: tuple[int, int, int] = (128, 96, 64)
+    refine: int = 16
+    temperature: float = 0.38
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModelConfig:
+        known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        for key in ("aspp_rates", "decoder"):
+            if key in known:
+                known[key] = tuple(known[key])
+        return cls(**known)
+
+
+def annealed_mean(logits: torch.Tensor, centres: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Expected ab under softmax(logits / T): T < 1 sharpens towards the mode (more vivid).
+
+    logits: N x Q x H x W; centres: Q x 2. Returns N x 2 x H x W in the logits' dtype.
+    """
+    probs = torch.softmax(logits / temperature, dim=1)
+    # The expectation is a 1x1 convolution with the centres as weights (fast oneDNN path).
+    return torch.nn.functional.conv2d(probs, centres.t().to(probs.dtype)[:, :, None, None])
+
+
+def conv_bn_relu(cin: int, cout: int, k: int = 3, dilation: int = 1, groups: int = 1) -> nn.Sequential:
+    pad = dilation * (k // 2)
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, k, padding=pad, dilation=dilation, groups=groups, bias=False),
+        nn.BatchNorm2d(cout),
+        nn.ReLU(inplace=True),
+    )
+
+
+class ASPP(nn.Module):
+    """Atrous spatial pyramid pooling: 1x1, dilated 3x3 branches and image pooling."""
+
+    def __init__(self, cin: int, width: int, rates: tuple[int, ...], separable: bool, cout: int) -> None:
+        super().__init__()
+        branches: list[nn.Module] = [conv_bn_relu(cin, width, 1)]
+        for r in rates:
+            if separable:
+                branches.append(
+                    nn.Sequential(conv_bn_relu(cin, cin, 3, r, groups=cin), conv_bn_relu(cin, width, 1))
+                )
+            else:
+                branches.append(conv_bn_relu(cin, width, 3, r))
+        self.branches = nn.ModuleList(branches)
+        # Image pooling: one global context vector, no BatchNorm (a 1x1 map per sample).
+        self.pool = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(cin, width, 1), nn.ReLU(inplace=True))
+        self.project = conv_bn_relu(width * (len(branches) + 1), cout, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outs = [b(x) for b in self.branches]
+        outs.append(self.pool(x).expand(-1, -1, x.shape[2], x.shape[3]))
+        return self.project(torch.cat(outs, dim=1))
+
+
+class DecoderStage(nn.Module):
+    """Upsample x2, join the encoder skip, two 3x3 convs."""
+
+    def __init__(self, cin: int, cskip: int, cout: int) -> None:
+        super().__init__()
+        self.cin, self.cskip = cin, cskip
+        self.conv1 = conv_bn_relu(cin + cskip, cout)
+        self.conv2 = conv_bn_relu(cout, cout)
+
+    def forward(self, x: torch.Tensor, skip: torch.Tensor) -> torch.Tensor:
+        x = F.interpolate(x, size=skip.shape[-2:], mode="bilinear", align_corners=False)
+        return self.conv2(self.conv1(torch.cat([x, skip], dim=1)))
+
+
+class Refine(nn.Module):
+    """Half-resolution correction of the upsampled ab from the stride-2 skip (sharper edges)."""
+
+    def __init__(self, cskip: int, width: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(2 + cskip, width, 3, padding=1)
+        self.conv2 = nn.Conv2d(width, 2, 3, padding=1)
+        nn.init.zeros_(self.conv2.weight)  # starts as the identity
+        nn.init.zeros_(self.conv2.bias)
+
+    def forward(self, ab: torch.Tensor, skip: torch.Tensor) -> torch.Tensor:
+        ab = F.interpolate(ab, size=skip.shape[-2:], mode="bilinear", align_corners=False)
+        x = torch.cat([ab * (1.0 / AB_RANGE), skip], dim=1)
+        return ab + AB_RANGE * self.conv2(F.relu(self.conv1(x)))
+
+
+class CVUNet(nn.Module):
+    """The colorization U-Net (the textbook form: what the baseline runtime runs)."""
+
+    def __init__(self, config: ModelConfig | None = None) -> None:
+        super().__init__()
+        config = config or ModelConfig()
+        self.config = config
+        c1, c2, c3, c4, c5 = SKIP_CHANNELS
+        d4, d3, d2 = config.decoder
+        self.encoder = EfficientNetLite0(in_channels=1, head=False)
+        if config.aspp:
+            self.bottleneck: nn.Module = ASPP(c5, config.aspp_width, config.aspp_rates,
+                                              config.aspp_separable, config.aspp_out)
+            cb = config.aspp_out
+        else:
+            self.bottleneck = nn.Identity()
+            cb = c5
+        self.dec4 = DecoderStage(cb, c4, d4)
+        self.dec3 = DecoderStage(d4, c3, d3)
+        self.dec2 = DecoderStage(d3, c2, d2)
+        self.head = nn.Conv2d(d2, config.num_bins, 1)
+        self.refine = Refine(c1, config.refine)
+        self.register_buffer("bins", torch.zeros(config.num_bins, 2))
+
+    @staticmethod
+    def normalize(L: torch.Tensor) -> torch.Tensor:
+        """L 0..100 to the -1..1 range the ImageNet encoder was trained on."""
+        return L * (1.0 / 50.0) - 1.0
+
+    def forward_train(self, L: torch.Tensor, temperature: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Returns (logits at 1/4 size, ab at 1/2 size)."""
+        f1, f2, f3, f4, f5 = self.encoder.features(self.normalize(L))
+        y = self.bottleneck(f5)
+        y = self.dec4(y, f4)
+        y = self.dec3(y, f3)
+        y = self.dec2(y, f2)
+        logits = self.head(y)
+        t = self.config.temperature if temperature is None else temperature
+        ab = annealed_mean(logits.float(), self.bins, t)
+        return logits, self.refine(ab, f1.to(ab.dtype))
+
+    def forward(self, L: torch.Tensor) -> torch.Tensor:
+        return self.forward_train(L)[1]
+
+
+def init_encoder_from_imagenet(model: CVUNet, imagenet_state: dict[str, torch.Tensor]) -> None:
+    """Copy the ImageNet Lite0 weights into the colorizer's 1-channel encoder.
+
+    The stem sees L/50-1 where ImageNet saw RGB/127.5-1 with R=G=B; summing the stem
+    weights over their input channels keeps its response to grey photos.
+    """
+    state = {k: v for k, v in imagenet_state.items()
+             if not k.startswith(("_conv_head", "_bn1.", "_fc"))}
+    state["_conv_stem.weight"] = state["_conv_stem.weight"].sum(dim=1, keepdim=True)
+    model.encoder.load_state_dict(state, strict=True)

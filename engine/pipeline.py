@@ -1,0 +1,480 @@
+"""The batch pipeline: decode ahead in threads, infer in batches, encode and write in threads.
+
+``BatchPipeline.run`` runs on the caller's thread (the GUI's worker thread, or the CLI's
+main thread) and calls ``on_result`` there, once per photo, in input order.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from .color import join_lab
+from .colorizer import Colorizer, Prepared, pack, prepare, unpack
+from .imageio import (IMAGE_EXTENSIONS, MAX_PIXELS, DecodedImage, ImageError, OutputUnwritable, clean_partials,
+                      decode, encode, output_extension)
+
+log = logging.getLogger(__name__)
+
+IF_EXISTS = ("skip", "overwrite", "new_name")
+COLOUR_INPUTS = ("colorize", "skip")
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """Where and how outputs are written.
+
+    ``name_pattern`` may use {stem} (the input's name without extension) and {index}.
+    """
+
+    output_dir: Path
+    format: str = "keep"  # keep | png | jpg | webp | tiff
+    jpeg_quality: int = 92
+    mirror_subfolders: bool = True
+    name_pattern: str = "{stem}"
+    if_exists: str = "new_name"  # skip | overwrite | new_name
+    keep_metadata: bool = True
+    colour_inputs: str = "colorize"  # colorize | skip
+
+    def validated(self) -> ExportOptions:
+        output_extension(Path("x.png"), self.format)
+        if self.if_exists not in IF_EXISTS:
+            raise ValueError(f"if_exists must be one of {IF_EXISTS}")
+        if self.colour_inputs not in COLOUR_INPUTS:
+            raise ValueError(f"colour_inputs must be one of {COLOUR_INPUTS}")
+        if not 1 <= self.jpeg_quality <= 100:
+            raise ValueError("JPEG quality must be between 1 and 100")
+        try:
+            self.name_pattern.format(stem="x", index=0)
+        except (KeyError, IndexError, ValueError) as err:
+            raise ValueError(f"bad file-name pattern {self.name_pattern!r}: use {{stem}} and {{index}}") from err
+        return self
+
+
+@dataclass(frozen=True)
+class Job:
+    """One input photo; ``root`` is the folder it was found in (for mirroring subfolders)."""
+
+    index: int
+    path: Path
+    root: Path
+
+
+@dataclass
+class Preview:
+    """A small copy for the GUI: L and the predicted ab, so colour strength can change without the model."""
+
+    L: np.ndarray  # h x w float32
+    ab: np.ndarray  # h x w x 2 float32
+
+
+@dataclass
+class PhotoResult:
+    index: int
+    source: Path
+    status: str  # "done" | "failed" | "skipped" | "cancelled"
+    message: str = ""
+    output: Path | None = None
+    width: int = 0
+    height: int = 0
+    decode_ms: float = 0.0
+    infer_ms: float = 0.0
+    encode_ms: float = 0.0
+    compare_infer_ms: float | None = None
+    max_abs_diff: float | None = None
+    preview: Preview | None = None
+
+
+@dataclass
+class BatchSummary:
+    total: int
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    cancelled: bool = False
+    stopped_reason: str | None = None
+    wall_s: float = 0.0
+    infer_s: float = 0.0
+    compare_infer_s: float = 0.0
+    max_abs_diff: float | None = None
+    results: list[PhotoResult] = field(default_factory=list)
+
+    @property
+    def photos_per_s(self) -> float:
+        return self.done / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def model_busy_share(self) -> float:
+        return min(1.0, self.infer_s / self.wall_s) if self.wall_s > 0 else 0.0
+
+    @property
+    def mean_ms_per_photo(self) -> float:
+        return 1000 * self.wall_s / self.done if self.done else 0.0
+
+    @property
+    def compare_speedup(self) -> float | None:
+        return self.compare_infer_s / self.infer_s if self.compare_infer_s and self.infer_s else None
+
+    def line(self) -> str:
+        text = (f"{self.done} photos in {self.wall_s:.1f} s ({self.photos_per_s:.2f} photos/s), "
+                f"model busy {100 * self.model_busy_share:.0f}%")
+        if self.failed:
+            text += f", {self.failed} failed"
+        if self.skipped:
+            text += f", {self.skipped} skipped"
+        if self.cancelled:
+            text += ", cancelled"
+        return text
+
+
+class RunControl:
+    """Cancel and pause, honoured between photos. Safe to call from any thread."""
+
+    def __init__(self) -> None:
+        self._cancel = threading.Event()
+        self._running = threading.Event()
+        self._running.set()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+        self._running.set()
+
+    def pause(self) -> None:
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._running.is_set()
+
+    def wait_if_paused(self) -> None:
+        while not self._running.wait(0.1):
+            pass
+
+
+def collect_inputs(paths: Iterable[Path]) -> tuple[list[Job], list[str]]:
+    """Files as given, folders walked recursively (symlink loops broken), duplicates dropped.
+
+    Returns the jobs and one-line problems with the given paths.
+    """
+    jobs: list[Job] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+
+    def add(path: Path, root: Path) -> None:
+        key = os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            jobs.append(Job(len(jobs), path, root))
+
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            visited: set[tuple[int, int]] = set()
+            for folder, dirs, files in os.walk(p, followlinks=True):
+                st = os.stat(folder)
+                if (st.st_dev, st.st_ino) in visited:
+                    dirs[:] = []
+                    continue
+                visited.add((st.st_dev, st.st_ino))
+                dirs.sort()
+                for name in sorted(files):
+                    if Path(name).suffix.lower() in IMAGE_EXTENSIONS and not name.endswith(".colorizer-partial"):
+                        add(Path(folder) / name, p)
+        elif p.is_file():
+            add(p, p.parent)
+        elif p.exists():
+            problems.append(f"{p}: not a regular file")
+        else:
+            problems.append(f"{p}: no such file or folder")
+    return jobs, problems
+
+
+def _safe_relative(job: Job) -> Path:
+    try:
+        rel = job.path.relative_to(job.root)
+    except ValueError:
+        rel = Path(job.path.name)
+    parts = [part for part in rel.parts if part not in ("", ".", "..")]
+    return Path(*parts) if parts else Path(job.path.name)
+
+
+class OutputPlanner:
+    """Chooses output paths: inside the output folder, never an input, never twice in a batch."""
+
+    def __init__(self, export: ExportOptions, inputs: Sequence[Job]) -> None:
+        self.export = export
+        self.root = Path(os.path.realpath(export.output_dir))
+        self.inputs = {os.path.realpath(j.path) for j in inputs}
+        self.taken: set[str] = set()
+
+    def plan(self, job: Job) -> tuple[Path | None, str]:
+        """(path, "") to write; (None, reason) to skip."""
+        e = self.export
+        rel = _safe_relative(job) if e.mirror_subfolders else Path(job.path.name)
+        stem = Path(rel.name).stem
+        name = e.name_pattern.format(stem=stem, index=job.index + 1).replace("/", "_").replace("\\", "_")
+        if name in ("", ".", ".."):
+            name = stem
+        ext = output_extension(job.path, e.format)
+        folder = self.root / rel.parent
+        real_folder = Path(os.path.realpath(folder))
+        if real_folder != self.root and self.root not in real_folder.parents:
+            folder = self.root  # a symlinked subfolder pointing elsewhere: write at the top instead
+        out = folder / (name + ext)
+        key = os.path.realpath(out)
+        clash = key in self.inputs or key in self.taken
+        if out.exists() or clash:
+            if e.if_exists == "skip" and not clash:
+                return None, "output exists"
+            if e.if_exists == "new_name" or clash:
+                out = self._new_name(folder, name, ext)
+                key = os.path.realpath(out)
+        self.taken.add(key)
+        return out, ""
+
+    def _new_name(self, folder: Path, name: str, ext: str) -> Path:
+        n = 1
+        while True:
+            cand = folder / f"{name} ({n}){ext}"
+            key = os.path.realpath(cand)
+            if not cand.exists() and key not in self.inputs and key not in self.taken:
+                return cand
+            n += 1
+
+
+@dataclass
+class _Decoded:
+    job: Job
+    out: Path | None
+    image: DecodedImage | None = None
+    prepared: Prepared | None = None
+    ms: float = 0.0
+    error: str | None = None
+    skip: str | None = None
+
+
+def _preview(item: Prepared, ab: np.ndarray, size: int) -> Preview:
+    h, w = item.shape
+    s = min(1.0, size / max(h, w))
+    if s < 1:
+        dsize = (max(1, round(w * s)), max(1, round(h * s)))
+        return Preview(cv2.resize(item.L, dsize, interpolation=cv2.INTER_AREA),
+                       cv2.resize(ab, dsize, interpolation=cv2.INTER_AREA).reshape(dsize[1], dsize[0], 2))
+    return Preview(item.L.copy(), ab.copy())
+
+
+def render(L: np.ndarray, ab: np.ndarray, image: DecodedImage) -> np.ndarray:
+    """The colour photo in the input's bit depth (uint8, or uint16 for 16-bit inputs)."""
+    rgb = join_lab(L, ab)
+    if image.pixels.dtype == np.uint16:
+        return np.clip(rgb * 65535.0 + 0.5, 0, 65535).astype(np.uint16)
+    return np.clip(rgb * 255.0 + 0.5, 0, 255).astype(np.uint8)
+
+
+class BatchPipeline:
+    """Colorizes many photos with I/O overlapping inference.
+
+    Args:
+        colorizer: the engine that colours.
+        export: where outputs go.
+        compare: a second engine run on the same batches (speed comparison); its outputs
+            are not written, only timed and diffed.
+        preview_size: when > 0, each result carries a preview at most this large.
+    """
+
+    def __init__(self, colorizer: Colorizer, export: ExportOptions, *, compare: Colorizer | None = None,
+                 decode_workers: int = 2, encode_workers: int = 2, preview_size: int = 0,
+                 max_pixels: int = MAX_PIXELS) -> None:
+        self.colorizer = colorizer
+        self.export = export.validated()
+        self.compare = compare
+        self.decode_workers = decode_workers
+        self.encode_workers = encode_workers
+        self.preview_size = preview_size
+        self.max_pixels = max_pixels
+
+    def _decode(self, job: Job, out: Path | None, skip: str) -> _Decoded:
+        d = _Decoded(job, out)
+        if skip:
+            d.skip = skip
+            return d
+        t = time.perf_counter()
+        try:
+            d.image = decode(job.path, self.max_pixels)
+            if d.image.is_colour and self.export.colour_inputs == "skip":
+                d.skip = "already in colour"
+            else:
+                d.prepared = prepare(d.image.pixels, self.colorizer.settings.size)
+        except ImageError as err:
+            d.error = str(err)
+        except MemoryError:
+            d.error = "not enough memory to decode this photo"
+        d.ms = 1000 * (time.perf_counter() - t)
+        return d
+
+    def _encode(self, d: _Decoded, ab: np.ndarray) -> tuple[float, str | None, bool]:
+        """Returns (ms, error, fatal)."""
+        assert d.image is not None and d.prepared is not None and d.out is not None
+        t = time.perf_counter()
+        try:
+            d.out.parent.mkdir(parents=True, exist_ok=True)
+            rgb = render(d.prepared.L, ab, d.image)
+            keep = self.export.keep_metadata
+            encode(d.out, rgb, quality=self.export.jpeg_quality, alpha=d.image.alpha,
+                   exif=d.image.exif if keep else None, icc=d.image.icc if keep else None)
+            return 1000 * (time.perf_counter() - t), None, False
+        except OutputUnwritable as err:
+            return 1000 * (time.perf_counter() - t), str(err), True
+        except ImageError as err:
+            return 1000 * (time.perf_counter() - t), str(err), False
+        except OSError as err:
+            fatal = isinstance(err, PermissionError)
+            return 1000 * (time.perf_counter() - t), f"could not write the output ({err.strerror or err})", fatal
+
+    def run(self, jobs: Sequence[Job], on_result: Callable[[PhotoResult], None] | None = None,
+            control: RunControl | None = None) -> BatchSummary:
+        control = control or RunControl()
+        summary = BatchSummary(total=len(jobs))
+        start = time.perf_counter()
+        out_dir = Path(self.export.output_dir)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            summary.stopped_reason = f"cannot create the output folder {out_dir}: {err.strerror or err}"
+        clean_partials(out_dir) if out_dir.is_dir() else None
+        planner = OutputPlanner(self.export, jobs)
+        pending_results: deque[tuple[PhotoResult, Future | None]] = deque()
+        batch_size = self.colorizer.settings.batch_size
+        lookahead = max(2 * batch_size, 4)
+        fatal_writes = 0
+
+        def emit(result: PhotoResult) -> None:
+            summary.results.append(result)
+            if result.status == "done":
+                summary.done += 1
+            elif result.status == "failed":
+                summary.failed += 1
+            elif result.status == "skipped":
+                summary.skipped += 1
+            if on_result is not None:
+                on_result(result)
+
+        def drain(block: bool) -> None:
+            nonlocal fatal_writes
+            while pending_results:
+                result, fut = pending_results[0]
+                if fut is not None:
+                    if not block and not fut.done():
+                        return
+                    ms, err, fatal = fut.result()
+                    result.encode_ms = ms
+                    if err:
+                        result.status, result.message, result.output = "failed", err, None
+                        fatal_writes = fatal_writes + 1 if fatal else 0
+                        if fatal and summary.done == 0 and fatal_writes >= 2:
+                            summary.stopped_reason = f"stopped: {err}"
+                    else:
+                        fatal_writes = 0
+                pending_results.popleft()
+                emit(result)
+
+        with ThreadPoolExecutor(self.decode_workers, thread_name_prefix="decode") as dec_pool, \
+                ThreadPoolExecutor(self.encode_workers, thread_name_prefix="encode") as enc_pool:
+            queue: deque[Future[_Decoded]] = deque()
+            next_job = 0
+
+            def fill() -> None:
+                nonlocal next_job
+                while next_job < len(jobs) and len(queue) < lookahead and not control.cancelled \
+                        and summary.stopped_reason is None:
+                    job = jobs[next_job]
+                    out, skip = planner.plan(job)
+                    queue.append(dec_pool.submit(self._decode, job, out, skip))
+                    next_job += 1
+
+            fill()
+            while queue:
+                control.wait_if_paused()
+                if control.cancelled or summary.stopped_reason is not None:
+                    break
+                batch: list[_Decoded] = []
+                while queue and len(batch) < batch_size:
+                    d = queue.popleft().result()
+                    fill()
+                    base = PhotoResult(d.job.index, d.job.path, "done", decode_ms=d.ms)
+                    if d.image is not None:
+                        base.width, base.height = d.image.size
+                    if d.error is not None:
+                        base.status, base.message = "failed", d.error
+                        pending_results.append((base, None))
+                    elif d.skip is not None:
+                        base.status, base.message = "skipped", d.skip
+                        pending_results.append((base, None))
+                    else:
+                        batch.append(d)
+                drain(block=False)
+                if batch:
+                    self._infer_batch(batch, summary, pending_results, enc_pool)
+                drain(block=False)
+            drain(block=True)
+            cancelled_jobs = [f.result().job for f in queue] + list(jobs[next_job:])
+            for f in queue:
+                f.cancel()
+        if control.cancelled or summary.stopped_reason is not None:
+            summary.cancelled = control.cancelled
+            for job in cancelled_jobs:
+                emit(PhotoResult(job.index, job.path, "cancelled",
+                                 summary.stopped_reason or "cancelled before it started"))
+        summary.wall_s = time.perf_counter() - start
+        return summary
+
+    def _infer_batch(self, batch: list[_Decoded], summary: BatchSummary,
+                     pending: deque[tuple[PhotoResult, Future | None]], enc_pool: ThreadPoolExecutor) -> None:
+        items = [d.prepared for d in batch if d.prepared is not None]
+        canvas = pack(items)
+        t = time.perf_counter()
+        try:
+            ab_half = self.colorizer.infer(canvas)
+        except Exception as err:  # noqa: BLE001 - one bad batch must not end the run
+            log.exception("inference failed")
+            for d in batch:
+                pending.append((PhotoResult(d.job.index, d.job.path, "failed", f"colorization failed: {err}",
+                                            decode_ms=d.ms), None))
+            return
+        infer_s = time.perf_counter() - t
+        summary.infer_s += infer_s
+        compare_ms = diff = None
+        if self.compare is not None:
+            t = time.perf_counter()
+            other = self.compare.infer(canvas)
+            c_s = time.perf_counter() - t
+            summary.compare_infer_s += c_s
+            compare_ms = 1000 * c_s / len(batch)
+            diff = float(np.abs(other - ab_half).max())
+            summary.max_abs_diff = diff if summary.max_abs_diff is None else max(summary.max_abs_diff, diff)
+        for i, d in enumerate(batch):
+            assert d.prepared is not None and d.image is not None
+            ab = unpack(ab_half[i], d.prepared)
+            res = PhotoResult(d.job.index, d.job.path, "done", output=d.out, decode_ms=d.ms,
+                              infer_ms=1000 * infer_s / len(batch), compare_infer_ms=compare_ms, max_abs_diff=diff)
+            res.width, res.height = d.image.size
+            if self.preview_size > 0:
+                res.preview = _preview(d.prepared, ab, self.preview_size)
+            pending.append((res, enc_pool.submit(self._encode, d, ab)))

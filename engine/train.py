@@ -1,0 +1,323 @@
+"""Training: ``python main.py train PHOTOS`` turns a folder of colour photos into weights.
+
+Loss: cross-entropy over quantized ab bins with soft targets and class rebalancing
+(vivid colour instead of the brownish mean), plus smooth-L1 on the refined annealed-mean
+read-out (keeps colours in place and neutral things neutral).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import queue
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from . import color
+from .dataset import PhotoSet, fixed_batch, load_photos, make_batch
+from .encoder import load_imagenet_lite0
+from .model import CVUNet, ModelConfig, init_encoder_from_imagenet
+from .weights import load_model, save_weights
+
+log = logging.getLogger(__name__)
+
+FIRST_TRAINED_BLOCK = 5  # encoder blocks from here (stride 16 and 32) are fine-tuned; earlier stay frozen
+
+
+@dataclass
+class TrainSettings:
+    data: Path
+    out: Path
+    work: Path
+    steps: int = 6000
+    batch: int = 12
+    size: int = 224
+    lr: float = 1e-3
+    encoder_lr_scale: float = 0.5
+    freeze_steps: int = 600
+    reg_weight: float = 5.0
+    rebalance: float = 0.5
+    seed: int = 0
+    max_minutes: float | None = None
+    resume: bool = False
+    init: Path | None = None
+    val_every: int = 250
+    threads: int | None = None
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def soft_targets(ab: torch.Tensor, centres: torch.Tensor, sigma: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gaussian soft-encoding of ab (N,2,H,W) over bins -> (N,Q,H,W) probabilities, nearest index."""
+    d2 = ((ab[:, None] - centres[None, :, :, None, None]) ** 2).sum(2)  # N,Q,H,W
+    return torch.softmax(-d2 / (2 * sigma**2), dim=1), d2.argmin(1)
+
+
+def losses(model: CVUNet, L: torch.Tensor, ab: torch.Tensor, class_w: torch.Tensor,
+           reg_weight: float) -> tuple[torch.Tensor, dict[str, float]]:
+    logits, ab_pred = model.forward_train(L)
+    ab4 = F.avg_pool2d(ab, 4)
+    target, nearest = soft_targets(ab4, model.bins, color.BIN_STEP / 2)
+    ce_map = -(target * torch.log_softmax(logits.float(), dim=1)).sum(1)
+    ce = (ce_map * class_w[nearest]).mean()
+    ab2 = F.avg_pool2d(ab, 2)
+    reg = F.smooth_l1_loss(ab_pred.float() / color.AB_RANGE, ab2 / color.AB_RANGE, beta=0.05)
+    total = ce + reg_weight * reg
+    return total, {"ce": float(ce.detach()), "reg": float(reg.detach())}
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
+    return 99.0 if mse == 0 else 10 * math.log10(1.0 / mse)
+
+
+@torch.inference_mode()
+def predict_rgb(model: CVUNet, L: np.ndarray, temperature: float | None = None, batch: int = 8) -> np.ndarray:
+    """Colour versions (N,S,S,3 float 0..1) of N x 1 x S x S L crops, ab upsampled to full size."""
+    out = []
+    for i in range(0, len(L), batch):
+        x = torch.from_numpy(L[i : i + batch]).contiguous(memory_format=torch.channels_last)
+        _, ab = model.forward_train(x, temperature)
+        ab = F.interpolate(ab.float(), size=x.shape[-2:], mode="bilinear", align_corners=False)
+        for j in range(len(x)):
+            out.append(color.join_lab(L[i + j, 0], ab[j].permute(1, 2, 0).numpy()))
+    return np.stack(out)
+
+
+def quality(model: CVUNet, L: np.ndarray, ab: np.ndarray, temperature: float | None = None) -> dict[str, float]:
+    """Mean PSNR (RGB) of the colorized crops and of the grey crops, and colourfulness ratio."""
+    pred = predict_rgb(model, L, temperature)
+    truth = np.stack([color.join_lab(L[i, 0], ab[i].transpose(1, 2, 0)) for i in range(len(L))])
+    grey = np.stack([color.join_lab(L[i, 0], np.zeros(L.shape[2:] + (2,), np.float32)) for i in range(len(L))])
+    p = np.mean([psnr(pred[i], truth[i]) for i in range(len(L))])
+    g = np.mean([psnr(grey[i], truth[i]) for i in range(len(L))])
+    cf = np.mean([color.colourfulness(x) for x in pred]) / max(np.mean([color.colourfulness(x) for x in truth]), 1e-6)
+    return {"psnr": float(p), "psnr_grey": float(g), "gain_db": float(p - g), "colourfulness_ratio": float(cf)}
+
+
+def choose_temperature(model: CVUNet, L: np.ndarray, ab: np.ndarray) -> tuple[float, list[dict[str, float]]]:
+    """The read-out temperature with the best PSNR among those that keep >= 0.85 of the colour.
+
+    Tuned on training photos (never the validation split).
+    """
+    rows = []
+    for t in (0.25, 0.32, 0.38, 0.45, 0.55, 0.7, 1.0):
+        q = quality(model, L, ab, t)
+        q["temperature"] = t
+        rows.append(q)
+    vivid = [r for r in rows if r["colourfulness_ratio"] >= 0.85]
+    best = max(vivid, key=lambda r: r["psnr"]) if vivid else max(rows, key=lambda r: r["colourfulness_ratio"])
+    return best["temperature"], rows
+
+
+class BatchPrefetcher:
+    """Builds batches in a background thread; each step's batch depends only on (seed, step)."""
+
+    def __init__(self, photos: PhotoSet, s: TrainSettings, start: int) -> None:
+        self.q: queue.Queue[tuple[int, np.ndarray, np.ndarray]] = queue.Queue(maxsize=3)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(photos, s, start), daemon=True)
+        self.thread.start()
+
+    def _run(self, photos: PhotoSet, s: TrainSettings, start: int) -> None:
+        step = start
+        while not self.stop.is_set():
+            rng = np.random.default_rng([s.seed, step])
+            L, ab = make_batch(photos, s.batch, s.size, rng)
+            while not self.stop.is_set():
+                try:
+                    self.q.put((step, L, ab), timeout=0.2)
+                    break
+                except queue.Full:
+                    continue
+            step += 1
+
+    def get(self) -> tuple[int, np.ndarray, np.ndarray]:
+        return self.q.get()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+
+
+def set_encoder_trainable(model: CVUNet, trainable: bool) -> None:
+    for i, block in enumerate(model.encoder._blocks):
+        on = trainable and i >= FIRST_TRAINED_BLOCK
+        block.requires_grad_(on)
+        block.train(on)
+    for m in (model.encoder._conv_stem, model.encoder._bn0):
+        m.requires_grad_(False)
+        m.train(False)
+
+
+def lr_at(step: int, s: TrainSettings) -> float:
+    warm = 100
+    if step < warm:
+        return s.lr * (step + 1) / warm
+    p = (step - warm) / max(1, s.steps - warm)
+    return s.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(p, 1.0))))
+
+
+def build_model(s: TrainSettings, train: PhotoSet) -> tuple[CVUNet, np.ndarray]:
+    """A fresh model (ImageNet encoder, bins fitted to the photos) or the --init one; and the prior."""
+    rng = np.random.default_rng(s.seed)
+    samples = []
+    for img in train.images:
+        small = color.rgb_to_lab(np.ascontiguousarray(img[:: max(1, img.shape[0] // 96), :: max(1, img.shape[1] // 96)]))
+        samples.append(small[..., 1:].reshape(-1, 2))
+    ab = np.concatenate(samples)
+    if s.init is not None:
+        model = load_model(s.init)
+        centres = model.bins.numpy()
+    else:
+        centres, _ = color.fit_bins(ab)
+        model = CVUNet(ModelConfig(num_bins=len(centres)))
+        model.bins.copy_(torch.from_numpy(centres))
+        init_encoder_from_imagenet(model, load_imagenet_lite0().state_dict())
+    idx = color.nearest_bin(ab[rng.permutation(len(ab))[:200_000]], centres)
+    prior = np.bincount(idx, minlength=len(centres)).astype(np.float64) + 1.0
+    return model, (prior / prior.sum()).astype(np.float32)
+
+
+def train(s: TrainSettings) -> dict[str, Any]:
+    """Run (or resume) a training; returns the model card."""
+    if s.threads:
+        torch.set_num_threads(s.threads)
+    torch.manual_seed(s.seed)
+    s.work.mkdir(parents=True, exist_ok=True)
+    ckpt_path = s.work / "checkpoint.pt"
+    train_set = load_photos(s.data, validation=False)
+    val_set = load_photos(s.data, validation=True)
+    if not train_set.images:
+        raise ValueError(f"no usable colour photos in {s.data}")
+    log.info("%d training photos, %d validation photos", len(train_set.images), len(val_set.images))
+
+    model, prior = build_model(s, train_set)
+    model = model.to(memory_format=torch.channels_last)
+    class_w = torch.from_numpy(color.rebalance_weights(prior, s.rebalance))
+    enc_params = [p for n, p in model.named_parameters() if n.startswith("encoder.")]
+    dec_params = [p for n, p in model.named_parameters() if not n.startswith("encoder.")]
+    opt = torch.optim.AdamW([{"params": dec_params, "lr_scale": 1.0},
+                             {"params": enc_params, "lr_scale": s.encoder_lr_scale}], lr=s.lr, weight_decay=1e-4)
+    step, elapsed_before, history = 0, 0.0, []
+    if s.resume and ckpt_path.exists():
+        ck = torch.load(ckpt_path, map_location="cpu", weights_only=True)
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["opt"])
+        step, elapsed_before, history = ck["step"], ck["elapsed"], json.loads(ck["history"])
+        torch.set_rng_state(ck["torch_rng"])
+        log.info("resumed at step %d", step)
+
+    val_L, val_ab = fixed_batch(val_set, 256) if val_set.images else (None, None)
+    t0 = time.monotonic()
+    budget = s.max_minutes * 60 if s.max_minutes else None
+
+    def save_checkpoint() -> None:
+        tmp = ckpt_path.with_suffix(".tmp")
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step,
+                    "elapsed": elapsed_before + time.monotonic() - t0, "history": json.dumps(history),
+                    "torch_rng": torch.get_rng_state(), "settings": json.dumps(asdict(s), default=str)}, tmp)
+        os.replace(tmp, ckpt_path)
+
+    first_step = step
+    prefetch = BatchPrefetcher(train_set, s, step)
+    stopped_by_budget = False
+    ema: dict[str, float] = {}
+    try:
+        while step < s.steps:
+            if budget is not None and time.monotonic() - t0 > budget:
+                stopped_by_budget = True
+                break
+            model.train()
+            set_encoder_trainable(model, step >= s.freeze_steps)
+            lr = lr_at(step, s)
+            for g in opt.param_groups:
+                g["lr"] = lr * g["lr_scale"]
+            got, L, ab = prefetch.get()
+            assert got == step
+            Lt = torch.from_numpy(L).contiguous(memory_format=torch.channels_last)
+            abt = torch.from_numpy(ab)
+            loss, parts = losses(model, Lt, abt, class_w, s.reg_weight)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            step += 1
+            for k, v in parts.items():
+                ema[k] = v if k not in ema else 0.98 * ema[k] + 0.02 * v
+            _progress(step, first_step, s.steps, time.monotonic() - t0, ema, budget)
+            if step % s.val_every == 0 or step == s.steps:
+                if val_L is not None:
+                    model.eval()
+                    q = quality(model, val_L, val_ab)
+                    history.append({"step": step, "minutes": round((elapsed_before + time.monotonic() - t0) / 60, 2),
+                                    **{k: round(v, 4) for k, v in ema.items()}, **{k: round(v, 3) for k, v in q.items()}})
+                    log.info("step %d val %s", step, history[-1])
+                save_checkpoint()
+    finally:
+        prefetch.close()
+    save_checkpoint()
+    sys.stderr.write("\n")
+
+    model.eval()
+    tune_L, tune_ab = fixed_batch(PhotoSet(train_set.names[:48], train_set.images[:48]), 256)
+    temperature, t_rows = choose_temperature(model, tune_L, tune_ab)
+    model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": temperature})
+    final = quality(model, val_L, val_ab) if val_L is not None else {}
+    minutes = (elapsed_before + time.monotonic() - t0) / 60
+    card = {
+        "name": "Colorizer CV_UNet",
+        "data": {"folder": str(s.data), "train_photos": len(train_set.images), "validation_photos": len(val_set.images),
+                 "validation_names": val_set.names},
+        "steps": step, "planned_steps": s.steps, "stopped_by_time_budget": stopped_by_budget,
+        "minutes": round(minutes, 1),
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(s).items()},
+        "model": model.config.to_dict(), "bins": int(model.bins.shape[0]),
+        "temperature_search": t_rows,
+        "validation_256px_centre_crops": final, "history": history,
+        "torch": torch.__version__, "threads": torch.get_num_threads(),
+    }
+    save_weights(model, s.out, meta={"card": json.dumps(card)})
+    write_model_card(card, s.out)
+    return card
+
+
+def write_model_card(card: dict[str, Any], weights: Path) -> None:
+    weights.with_suffix(".json").write_text(json.dumps(card, indent=2))
+    v = card.get("validation_256px_centre_crops", {})
+    lines = [
+        f"# {card['name']}", "",
+        f"- Trained on {card['data']['train_photos']} colour photos from `{card['data']['folder']}`, "
+        f"{card['data']['validation_photos']} held out by file name.",
+        f"- {card['steps']} steps of batch {card['settings']['batch']} at {card['settings']['size']} px crops, "
+        f"{card['minutes']} minutes, torch {card['torch']} on {card['threads']} threads.",
+        f"- Encoder: EfficientNet-Lite0 from ImageNet (blocks >= {FIRST_TRAINED_BLOCK} fine-tuned); "
+        f"{card['bins']} ab bins; read-out temperature {card['model']['temperature']}.",
+    ]
+    if v:
+        lines.append(f"- Validation (256 px centre crops): PSNR {v['psnr']:.2f} dB vs grey {v['psnr_grey']:.2f} dB "
+                     f"(+{v['gain_db']:.2f} dB), colourfulness {v['colourfulness_ratio']:.2f} of the originals'.")
+    weights.with_suffix(".md").write_text("\n".join(lines) + "\n")
+
+
+def _progress(step: int, first: int, total: int, secs: float, ema: dict[str, float], budget: float | None) -> None:
+    rate = (step - first) / secs if secs > 0 else 0.0
+    left = (total - step) / rate if rate else 0.0
+    if budget is not None:
+        left = min(left, max(0.0, budget - secs))
+    width = 30
+    fill = int(width * step / total)
+    msg = (f"\r[{'#' * fill}{'.' * (width - fill)}] {step}/{total} {rate:.2f} it/s ETA {left / 60:5.1f} min "
+           + " ".join(f"{k} {v:.3f}" for k, v in ema.items()))
+    if sys.stderr.isatty() or step % 25 == 0:
+        sys.stderr.write(msg if sys.stderr.isatty() else msg[1:] + "\n")
+        sys.stderr.flush()

@@ -1,0 +1,67 @@
+"""Weight files: fp16 on disk, loaded with ``weights_only=True`` so a file can never run code."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .model import CVUNet, ModelConfig
+
+FORMAT = "colorizer-weights"
+RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+DEFAULT_WEIGHTS = RESOURCES / "models" / "colorizer.pt"
+
+
+class WeightsError(RuntimeError):
+    """A weights file is missing, damaged or not one of ours."""
+
+
+def save_weights(model: CVUNet, path: Path, meta: dict[str, Any] | None = None) -> None:
+    """Write the model in fp16 (bins stay fp32), atomically."""
+    state = {
+        k: (v.detach().half() if v.is_floating_point() and k != "bins" else v.detach()).cpu().contiguous()
+        for k, v in model.state_dict().items()
+        if not k.endswith("num_batches_tracked")
+    }
+    blob = {"format": FORMAT, "version": 1, "config": model.config.to_dict(), "state": state,
+            "meta": meta or {}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(blob, tmp)
+    os.replace(tmp, path)
+
+
+def read_weights(path: Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise WeightsError(f"weights file not found: {path}")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises many kinds for a bad file
+        raise WeightsError(f"weights file {path} is damaged or not a weights file: {err}") from err
+    if not isinstance(blob, dict) or blob.get("format") != FORMAT or "state" not in blob:
+        raise WeightsError(f"{path} is not a Colorizer weights file")
+    return blob
+
+
+def load_model(path: Path | None = None) -> CVUNet:
+    """The trained model in fp32, eval mode, on the CPU."""
+    path = Path(path) if path is not None else DEFAULT_WEIGHTS
+    blob = read_weights(path)
+    model = CVUNet(ModelConfig.from_dict(blob["config"]))
+    state = {k: v.float() if v.is_floating_point() else v for k, v in blob["state"].items()}
+    try:
+        model.load_state_dict(state, strict=False)
+    except RuntimeError as err:
+        raise WeightsError(f"{path} does not fit this model: {err}") from err
+    missing = [k for k in model.state_dict() if k not in state and not k.endswith("num_batches_tracked")]
+    if missing:
+        raise WeightsError(f"{path} lacks {len(missing)} tensors, e.g. {missing[0]}")
+    return model.eval()
+
+
+def weights_meta(path: Path | None = None) -> dict[str, Any]:
+    return dict(read_weights(Path(path) if path else DEFAULT_WEIGHTS).get("meta", {}))

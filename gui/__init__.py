@@ -1,0 +1,1 @@
+"""The desktop GUI (PySide6). Never imports torch: ``gui.worker`` is the only bridge to the engine."""

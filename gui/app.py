@@ -1,0 +1,73 @@
+"""Starts the GUI: ``python main.py [PATH...] [--output DIR] [--start]``.
+
+This is the composition root: it builds the engine backend (``gui.worker``, the only module that
+pulls in torch) and injects it into the window. Developer options, read from the environment:
+
+- ``COLORIZER_UNTRAINED=1``: use a randomly initialised model instead of the trained weights
+  (screenshots and demos before training has finished; the colours are meaningless).
+- ``COLORIZER_SCREENSHOT=PREFIX``: save ``PREFIX-mid.png`` half-way through the batch and
+  ``PREFIX-done.png`` after it, then quit (use with ``--start``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QApplication
+
+from .settings import APPLICATION, ORGANIZATION
+
+log = logging.getLogger(__name__)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="main.py", description="Colorizer: bring grayscale photos to colour. "
+                                "Without a subcommand the window opens (subcommands: colorize, bench, train, evaluate).")
+    p.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="photos or folders to queue")
+    p.add_argument("--output", type=Path, metavar="DIR", help="the export folder")
+    p.add_argument("--start", action="store_true", help="start colorizing the queued photos at once")
+    return p.parse_args(argv)
+
+
+def build_window(args: argparse.Namespace, backend: Any, settings: QSettings | None = None) -> Any:
+    """The window with the command line applied: PATHs queued, the export folder set."""
+    from .main_window import MainWindow
+
+    window = MainWindow(backend, settings)
+    if args.output is not None:
+        window.set_output_dir(args.output.expanduser().resolve())
+    if args.paths:
+        window.add_paths(args.paths)
+    return window
+
+
+def make_backend() -> Any:
+    from .worker import Backend, untrained_factory
+
+    if os.environ.get("COLORIZER_UNTRAINED") == "1":
+        log.warning("COLORIZER_UNTRAINED=1: using an untrained model; its colours are meaningless")
+        return Backend(factory=untrained_factory)
+    return Backend()
+
+
+def run_app(argv: list[str]) -> int:
+    args = parse_args(argv)
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "colorizer"])
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    window = build_window(args, make_backend())
+    shots = os.environ.get("COLORIZER_SCREENSHOT")
+    if shots:
+        from .devtools import ScreenshotTaker
+
+        window._screenshots = ScreenshotTaker(window, Path(shots))  # kept alive with the window
+    window.show()
+    if args.start:
+        QTimer.singleShot(0, window.start_batch)
+    return app.exec()

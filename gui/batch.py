@@ -1,0 +1,151 @@
+"""Runs one batch at a time on its own QThread and keeps the progress figures (count, ETA).
+
+The controller lives on the UI thread. It never imports the engine: it gets a ``make_worker``
+callable (``gui.worker.Backend.make_worker``) and talks to the worker through its signals and
+its thread-safe ``pause``/``resume``/``cancel``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+
+from .request import BatchRequest
+
+
+class Progress:
+    """Count and ETA of a running batch; paused time does not count towards the speed."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.processed = 0
+        self._start = time.monotonic()
+        self._paused_at: float | None = None
+        self._paused_s = 0.0
+
+    def pause(self) -> None:
+        if self._paused_at is None:
+            self._paused_at = time.monotonic()
+
+    def resume(self) -> None:
+        if self._paused_at is not None:
+            self._paused_s += time.monotonic() - self._paused_at
+            self._paused_at = None
+
+    def elapsed_s(self) -> float:
+        now = self._paused_at if self._paused_at is not None else time.monotonic()
+        return now - self._start - self._paused_s
+
+    def eta_s(self) -> float | None:
+        """Seconds left at the speed so far; None before the first photo is through."""
+        if self.processed == 0:
+            return None
+        return self.elapsed_s() / self.processed * (self.total - self.processed)
+
+
+def format_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "ETA –"
+    s = int(round(seconds))
+    return f"ETA {s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"ETA {s // 60}:{s % 60:02d}"
+
+
+class BatchController(QObject):
+    """Starts the worker thread, relays the worker's signals on the UI thread, stops cleanly.
+
+    ``finished`` is emitted only after the worker thread has ended, so a listener may start the
+    next batch (or close the window) at once.
+    """
+
+    started = Signal(str)
+    image_done = Signal(object)  # PhotoResult
+    failed = Signal(str)
+    finished = Signal(object)  # BatchSummary
+    running_changed = Signal(bool)
+    paused_changed = Signal(bool)
+
+    def __init__(self, make_worker: Callable[[BatchRequest], Any], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._make_worker = make_worker
+        self._thread: QThread | None = None
+        self._worker: Any = None
+        self.request: BatchRequest | None = None
+        self.progress: Progress | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    @property
+    def paused(self) -> bool:
+        return self._worker is not None and self._worker.paused
+
+    def start(self, request: BatchRequest) -> None:
+        if self.running:
+            raise RuntimeError("a batch is already running")
+        worker = self._make_worker(request)
+        thread = QThread()
+        thread.setObjectName("colorizer-batch")
+        worker.moveToThread(thread)
+        thread.started.connect(worker.run)
+        worker.started.connect(self.started)
+        worker.image_done.connect(self._on_image_done)
+        worker.failed.connect(self.failed)
+        worker.finished.connect(self._on_finished)
+        # Quit from the worker thread itself, right after run() emits finished: the thread then
+        # ends even while the UI thread is blocked in shutdown().
+        worker.finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)
+        self._thread, self._worker, self.request = thread, worker, request
+        self.progress = Progress(len(request.photos))
+        thread.start()
+        self.running_changed.emit(True)
+
+    def pause(self) -> None:
+        if self._worker is not None and not self._worker.paused:
+            self._worker.pause()
+            if self.progress:
+                self.progress.pause()
+            self.paused_changed.emit(True)
+
+    def resume(self) -> None:
+        if self._worker is not None and self._worker.paused:
+            self._worker.resume()
+            if self.progress:
+                self.progress.resume()
+            self.paused_changed.emit(False)
+
+    def cancel(self) -> None:
+        """Stops after the photos being worked on; their outputs are written whole or not at all."""
+        if self._worker is not None:
+            self._worker.cancel()
+            if self.progress:
+                self.progress.resume()
+
+    def shutdown(self) -> None:
+        """Cancel and wait for the worker thread to end (window closing)."""
+        if self._thread is not None:
+            self.cancel()
+            self._thread.wait()
+            self._release()
+
+    @Slot(object)
+    def _on_image_done(self, result: Any) -> None:
+        if self.progress is not None and result.status != "cancelled":
+            self.progress.processed += 1
+        self.image_done.emit(result)
+
+    @Slot(object)
+    def _on_finished(self, summary: Any) -> None:
+        if self._thread is not None:
+            self._thread.wait()  # run() has returned and quit() was called: this is brief
+        self._release()
+        self.finished.emit(summary)
+
+    def _release(self) -> None:
+        if self._thread is None:
+            return
+        self._thread = self._worker = None
+        self.running_changed.emit(False)

@@ -1,0 +1,183 @@
+"""Live figures: processor utilization and memory, per-photo timing, and the batch summary.
+
+Payloads are the engine's ``Utilization``, ``PhotoResult`` and ``BatchSummary``, used by
+attribute only, so this module needs neither torch nor the engine.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
+
+DECODE, MODEL, ENCODE, BASELINE = "#8e9aaf", "#2e7d32", "#f9a825", "#c62828"
+
+
+def _plot(left: str, bottom: str | None = None) -> pg.PlotWidget:
+    plot = pg.PlotWidget()
+    plot.setMenuEnabled(False)
+    plot.setMouseEnabled(x=False, y=False)
+    plot.hideButtons()
+    plot.showGrid(x=False, y=True, alpha=0.25)
+    plot.setLabel("left", left)
+    if bottom:
+        plot.setLabel("bottom", bottom)
+    plot.setMinimumHeight(80)
+    return plot
+
+
+class UtilizationPlot(QWidget):
+    """Two rolling traces: busy % and memory, labelled GPU or CPU from the samples themselves."""
+
+    def __init__(self, window_s: float = 60.0, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.window_s = window_s
+        self.kind: str | None = None
+        self._samples: deque[Any] = deque()
+        self.title = QLabel("Live: waiting for the first sample")
+        self.title.setWordWrap(True)
+        self.busy_plot = _plot("%")
+        self.busy_plot.setYRange(0, 105, padding=0)  # headroom: a trace at 100% stays visible
+        self.busy_curve = self.busy_plot.plot(pen=pg.mkPen(MODEL, width=2), fillLevel=0, fillBrush=(46, 125, 50, 60))
+        self.memory_plot = _plot("MB", "seconds ago")
+        self.memory_curve = self.memory_plot.plot(pen=pg.mkPen("#1e88e5", width=2))
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.busy_plot, 1)
+        layout.addWidget(self.memory_plot, 1)
+
+    def add_sample(self, u: Any) -> None:
+        if u.kind != self.kind:  # device changed: the old trace measured something else
+            self._samples.clear()
+            self.kind = u.kind
+            busy, _, memory = u.label.partition(" / ")
+            self.busy_plot.setTitle(busy or u.label, size="9pt")
+            self.memory_plot.setTitle(memory or "memory MB", size="9pt")
+        self._samples.append(u)
+        while self._samples and u.time - self._samples[0].time > self.window_s:
+            self._samples.popleft()
+        t = np.array([s.time - u.time for s in self._samples])
+        self.busy_curve.setData(t, np.array([s.busy_percent for s in self._samples]))
+        self.memory_curve.setData(t, np.array([s.memory_mb for s in self._samples]))
+        self.busy_plot.setXRange(-self.window_s, 0, padding=0)
+        self.memory_plot.setXRange(-self.window_s, 0, padding=0)
+        where = "GPU (NVML)" if u.kind == "gpu" else "CPU (psutil)"
+        self.title.setText(f"<b>Live: {where}</b> · {u.busy_percent:.0f}% busy · {u.memory_mb:.0f} MB")
+        self.title.setToolTip(u.label)
+
+    def sample_count(self) -> int:
+        return len(self._samples)
+
+
+class TimingChart(QWidget):
+    """Stacked bars per photo (decode / model / encode) and, when comparing, the baseline model time."""
+
+    def __init__(self, keep: int = 300, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.keep = keep
+        self.x: list[int] = []
+        self.decode: list[float] = []
+        self.model: list[float] = []
+        self.encode: list[float] = []
+        self.baseline: list[float] = []  # NaN where a photo was not compared
+        self.plot = _plot("ms per photo", "photo")
+        self.plot.setTitle("Per-photo time", size="9pt")
+        # One row of legend at the top left; the y range leaves headroom so it never covers a bar.
+        self.legend = legend = self.plot.addLegend(offset=(5, 1), labelTextSize="8pt", colCount=4)
+        zeros = np.zeros(0)
+        self.bars = {}
+        for name, colour in (("decode", DECODE), ("model", MODEL), ("encode", ENCODE)):
+            bar = pg.BarGraphItem(x=zeros, height=zeros, y0=zeros, width=0.8, brush=colour, pen=pg.mkPen(None))
+            self.plot.addItem(bar)
+            legend.addItem(bar, name)
+            self.bars[name] = bar
+        self.baseline_curve = self.plot.plot(pen=pg.mkPen(BASELINE, width=2), symbol="o", symbolSize=5,
+                                             symbolBrush=BASELINE, symbolPen=None, connect="finite")
+        self.baseline_curve.hide()  # shown, and put in the legend, only when a batch was compared
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot)
+
+    def clear(self) -> None:
+        for series in (self.x, self.decode, self.model, self.encode, self.baseline):
+            series.clear()
+        self._redraw()
+
+    def add_result(self, r: Any) -> None:
+        if r.status != "done":
+            return
+        self.x.append(self.x[-1] + 1 if self.x else 1)
+        self.decode.append(r.decode_ms)
+        self.model.append(r.infer_ms)
+        self.encode.append(r.encode_ms)
+        self.baseline.append(np.nan if r.compare_infer_ms is None else r.compare_infer_ms)
+        if len(self.x) > self.keep:
+            for series in (self.x, self.decode, self.model, self.encode, self.baseline):
+                del series[0]
+        self._redraw()
+
+    def _redraw(self) -> None:
+        x = np.array(self.x, float)
+        d, m, e = (np.array(s, float) for s in (self.decode, self.model, self.encode))
+        self.bars["decode"].setOpts(x=x, height=d, y0=np.zeros_like(x))
+        self.bars["model"].setOpts(x=x, height=m, y0=d)
+        self.bars["encode"].setOpts(x=x, height=e, y0=d + m)
+        b = np.array(self.baseline, float)
+        compared = bool(np.isfinite(b).any())
+        if compared:
+            self.baseline_curve.setData(x, b)
+        else:
+            self.baseline_curve.setData([], [])
+        if compared != self.baseline_curve.isVisible():
+            if compared:
+                self.legend.addItem(self.baseline_curve, "baseline model")
+            else:
+                self.legend.removeItem(self.baseline_curve)
+        self.baseline_curve.setVisible(compared)
+        if len(x):
+            top = max(float((d + m + e).max()), float(np.nanmax(b)) if compared else 0.0)
+            self.plot.setXRange(max(0.0, x[-1] - 60) + 0.4, x[-1] + 0.6, padding=0)
+            self.plot.setYRange(0, top * 1.3 or 1, padding=0)
+
+
+class SummaryPanel(QGroupBox):
+    """The batch's figures once it ends: speed, how busy the model kept, and the comparison."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Batch summary", parent)
+        self.fields: dict[str, QLabel] = {}
+        form = QFormLayout(self)
+        for key, label in (("photos", "Photos"), ("mean", "Mean per photo"), ("rate", "Throughput"),
+                           ("busy", "Model busy"), ("speedup", "Speed-up vs baseline"),
+                           ("diff", "Largest difference")):
+            self.fields[key] = QLabel("–")
+            form.addRow(label, self.fields[key])
+        self.fields["busy"].setToolTip("Share of the batch's wall time the model was computing")
+        self.fields["diff"].setToolTip("Largest |Δab| between the two engines' outputs (Lab units)")
+
+    def clear(self) -> None:
+        for label in self.fields.values():
+            label.setText("–")
+
+    def show_summary(self, s: Any) -> None:
+        photos = f"{s.done} done of {s.total}"
+        if s.failed:
+            photos += f", {s.failed} failed"
+        if s.skipped:
+            photos += f", {s.skipped} skipped"
+        if s.cancelled:
+            photos += ", cancelled"
+        self.fields["photos"].setText(photos)
+        self.fields["mean"].setText(f"{s.mean_ms_per_photo:.0f} ms" if s.done else "–")
+        self.fields["rate"].setText(f"{s.photos_per_s:.2f} photos/s" if s.done else "–")
+        self.fields["busy"].setText(f"{100 * s.model_busy_share:.0f}%" if s.done else "–")
+        speedup = s.compare_speedup
+        self.fields["speedup"].setText("–" if speedup is None else f"{speedup:.2f}× (baseline time ÷ this engine's)")
+        self.fields["diff"].setText("–" if s.max_abs_diff is None else f"{s.max_abs_diff:.3g} (ab units)")
+
+    def text(self) -> str:
+        return "\n".join(label.text() for label in self.fields.values())

@@ -1,0 +1,47 @@
+"""Developer option ``COLORIZER_SCREENSHOT``: grab the window mid-batch and after it, then quit.
+
+Used for the screenshots in docs/ (see tools/gui_screenshots.sh); not part of the user-facing app.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QApplication
+
+log = logging.getLogger(__name__)
+
+
+class ScreenshotTaker(QObject):
+    def __init__(self, window: Any, prefix: Path) -> None:
+        super().__init__(window)
+        self.window = window
+        self.prefix = prefix
+        self._mid_taken = False
+        window.controller.image_done.connect(self._on_image_done)
+        window.controller.finished.connect(self._on_finished)
+
+    def _save(self, suffix: str) -> Path:
+        path = self.prefix.with_name(f"{self.prefix.name}-{suffix}.png")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ok = self.window.grab().save(str(path))
+        log.warning("screenshot %s: %s", "saved" if ok else "NOT saved", path)
+        return path
+
+    def _on_image_done(self, _result: Any) -> None:
+        p = self.window.controller.progress
+        if not self._mid_taken and p is not None and p.processed * 2 >= p.total:
+            self._mid_taken = True
+            # Let the row and preview updates of this photo paint first.
+            QTimer.singleShot(150, lambda: self._save("mid"))
+
+    def _on_finished(self, _summary: Any) -> None:
+        def done() -> None:
+            self._save("done")
+            self.window.close()
+            QApplication.quit()
+
+        QTimer.singleShot(1500, done)  # a few more utilization samples, and the final repaint

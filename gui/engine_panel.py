@@ -1,0 +1,127 @@
+"""Engine, device, precision, batch size, working size and the speed-comparison toggle.
+
+Options this machine cannot run stay visible but disabled, with the reason as their tooltip,
+so a user learns why (no CUDA GPU, no native bf16) instead of wondering where they went.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QGroupBox, QSpinBox, QWidget
+
+from .request import ModelChoice
+
+ENGINE_LABELS = {"optimized": "Optimized", "baseline": "Baseline (reference)"}
+DEVICE_LABELS = {"auto": "Automatic", "cpu": "CPU", "cuda": "CUDA GPU"}
+PRECISION_LABELS = {"auto": "Automatic", "fp32": "fp32", "fp16": "fp16", "bf16": "bf16"}
+BASELINE_FP32 = "the baseline engine runs fp32 only"
+
+
+def _fill(combo: QComboBox, labels: dict[str, str]) -> None:
+    for name, label in labels.items():
+        combo.addItem(label, name)
+
+
+def _set_enabled(combo: QComboBox, name: str, reason: str | None) -> None:
+    model = combo.model()
+    assert isinstance(model, QStandardItemModel)
+    item = model.item(combo.findData(name))
+    item.setEnabled(reason is None)
+    item.setToolTip(reason or "")
+
+
+def _select(combo: QComboBox, name: str) -> None:
+    i = combo.findData(name)
+    if i >= 0:
+        combo.setCurrentIndex(i)
+
+
+def item_enabled(combo: QComboBox, name: str) -> bool:
+    model = combo.model()
+    assert isinstance(model, QStandardItemModel)
+    return model.item(combo.findData(name)).isEnabled()
+
+
+class EnginePanel(QGroupBox):
+    """``options`` is ``gui.worker.available_options()`` (injected: this module never asks torch)."""
+
+    changed = Signal()
+    device_changed = Signal(str)
+
+    def __init__(self, options: dict[str, Any], parent: QWidget | None = None) -> None:
+        super().__init__("Engine", parent)
+        self.options = options
+        self.engine = QComboBox()
+        _fill(self.engine, ENGINE_LABELS)
+        self.engine.setToolTip("Optimized: folded, channels-last, reduced precision. Baseline: the plain module.")
+        self.device = QComboBox()
+        _fill(self.device, DEVICE_LABELS)
+        for name, reason in options["devices"].items():
+            _set_enabled(self.device, name, reason)
+        self.precision = QComboBox()
+        _fill(self.precision, PRECISION_LABELS)
+        self.precision.setToolTip("Automatic: the fastest precision this device runs well")
+        self.batch_size = QSpinBox()
+        self.batch_size.setRange(1, 64)
+        self.batch_size.setToolTip("Photos per model call; larger batches use more memory")
+        self.size = QSpinBox()
+        self.size.setRange(64, 4096)
+        self.size.setSingleStep(64)
+        self.size.setSuffix(" px")
+        self.size.setToolTip("Longer side the model works at; colour is upsampled to the photo's own size")
+        self.compare = QCheckBox("Compare speed with the baseline engine")
+        self.compare.setToolTip("Run every photo through both engines: times, speed-up and the largest difference")
+
+        form = QFormLayout(self)
+        form.addRow("Engine", self.engine)
+        form.addRow("Device", self.device)
+        form.addRow("Precision", self.precision)
+        form.addRow("Batch size", self.batch_size)
+        form.addRow("Working size", self.size)
+        form.addRow(self.compare)
+
+        self.set_choice(ModelChoice())
+        for combo in (self.engine, self.device, self.precision):
+            combo.currentIndexChanged.connect(self._on_combo)
+        self.batch_size.valueChanged.connect(self.changed)
+        self.size.valueChanged.connect(self.changed)
+        self.compare.toggled.connect(self.changed)
+
+    def resolved_device(self) -> str:
+        name = self.device.currentData()
+        return self.options["auto_device"] if name == "auto" else name
+
+    def _update_precisions(self) -> None:
+        support = self.options["precisions"].get(self.resolved_device(), {})
+        baseline = self.engine.currentData() == "baseline"
+        for name in PRECISION_LABELS:
+            reason = support.get(name, "not available on this device")
+            if baseline and name not in ("auto", "fp32"):
+                reason = BASELINE_FP32
+            _set_enabled(self.precision, name, reason)
+        if not item_enabled(self.precision, self.precision.currentData()):
+            _select(self.precision, "auto")
+
+    def _on_combo(self) -> None:
+        if self.sender() is self.device:
+            self.device_changed.emit(self.resolved_device())
+        self._update_precisions()
+        self.changed.emit()
+
+    def choice(self) -> ModelChoice:
+        return ModelChoice(engine=self.engine.currentData(), device=self.device.currentData(),
+                           precision=self.precision.currentData(), batch_size=self.batch_size.value(),
+                           size=self.size.value())
+
+    def set_choice(self, choice: ModelChoice) -> None:
+        """Select the saved choice, falling back to automatic where this machine cannot run it."""
+        _select(self.engine, choice.engine)
+        _select(self.device, choice.device if item_enabled(self.device, choice.device) else "auto")
+        self._update_precisions()
+        _select(self.precision, choice.precision)
+        self._update_precisions()
+        self.batch_size.setValue(choice.batch_size)
+        self.size.setValue(choice.size)

@@ -1,0 +1,360 @@
+"""Before/after previews: two graphics views that zoom and pan together, or one view with a wipe.
+
+The window keeps each photo's small L and predicted ab (``engine.pipeline.Preview``), so the
+colour-strength slider recomputes the colour image as join_lab(L, ab * strength) without the model.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+
+import cv2
+import numpy as np
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QAction, QColor, QImage, QPainter, QPen, QPixmap, QResizeEvent, QWheelEvent
+from PySide6.QtWidgets import (QButtonGroup, QGraphicsItem, QGraphicsLineItem, QGraphicsPixmapItem,
+                               QGraphicsRectItem, QGraphicsScene, QGraphicsView, QHBoxLayout, QLabel, QPushButton,
+                               QSlider, QStackedWidget, QToolButton, QVBoxLayout, QWidget)
+
+from engine.color import join_lab, lightness, rgb_to_lab
+
+MIN_SCALE, MAX_SCALE = 0.02, 40.0
+
+
+def to_qimage(rgb: np.ndarray) -> QImage:
+    """H x W x 3 RGB, float 0..1 or uint8 -> a QImage that owns its pixels."""
+    if rgb.dtype != np.uint8:
+        rgb = np.clip(rgb * 255.0 + 0.5, 0, 255).astype(np.uint8)
+    rgb = np.ascontiguousarray(rgb)
+    h, w, _ = rgb.shape
+    return QImage(rgb.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
+
+
+def colour_image(L: np.ndarray, ab: np.ndarray, strength: float) -> np.ndarray:
+    """The colour version with its chroma scaled by ``strength`` (1 = as predicted)."""
+    return join_lab(L, ab * np.float32(strength))
+
+
+def grey_image(L: np.ndarray) -> np.ndarray:
+    return join_lab(L, np.zeros(L.shape + (2,), np.float32))
+
+
+def preview_from_files(source: Path, output: Path | None, size: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """(L, ab) at most ``size`` px from the files on disk, for photos whose cached preview was dropped.
+    ab comes from the written output (None when there is none yet)."""
+    from engine.imageio import decode  # pure PIL/OpenCV; imported here as only this fallback needs it
+
+    def small(pixels: np.ndarray) -> np.ndarray:
+        h, w = pixels.shape[:2]
+        s = min(1.0, size / max(h, w))
+        if s >= 1:
+            return pixels
+        return cv2.resize(pixels, (max(1, round(w * s)), max(1, round(h * s))), interpolation=cv2.INTER_AREA)
+
+    L = small(lightness(decode(source).pixels))
+    if output is None or not output.is_file():
+        return L, None
+    out = decode(output).pixels
+    if out.ndim == 2:
+        return L, np.zeros(L.shape + (2,), np.float32)
+    ab = rgb_to_lab(small(out))[..., 1:]
+    if ab.shape[:2] != L.shape:
+        ab = cv2.resize(ab, (L.shape[1], L.shape[0]), interpolation=cv2.INTER_LINEAR).reshape(L.shape + (2,))
+    return L, np.ascontiguousarray(ab)
+
+
+class PreviewCache:
+    """The last ``capacity`` previews by queue key (each holds float arrays: a few MB)."""
+
+    def __init__(self, capacity: int = 40) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[int, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+
+    def put(self, key: int, L: np.ndarray, ab: np.ndarray) -> None:
+        self._items[key] = (L, ab)
+        self._items.move_to_end(key)
+        while len(self._items) > self.capacity:
+            self._items.popitem(last=False)
+
+    def get(self, key: int) -> tuple[np.ndarray, np.ndarray] | None:
+        item = self._items.get(key)
+        if item is not None:
+            self._items.move_to_end(key)
+        return item
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+class ZoomView(QGraphicsView):
+    """A view that zooms with the wheel around the cursor and pans by dragging."""
+
+    zoomed = Signal()  # the user changed this view's scale: partners copy its transform
+    resized = Signal()
+
+    def __init__(self, scene: QGraphicsScene, parent: QWidget | None = None) -> None:
+        super().__init__(scene, parent)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+        self.setBackgroundBrush(QColor(40, 40, 40))
+        self.setAcceptDrops(False)  # dropped files go to the window's queue, not into the scene
+        self.viewport().setAcceptDrops(False)
+
+    def zoom_by(self, factor: float) -> None:
+        current = self.transform().m11()
+        factor = min(max(factor, MIN_SCALE / current), MAX_SCALE / current)
+        self.scale(factor, factor)
+        self.zoomed.emit()
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        steps = event.angleDelta().y() / 120
+        if steps:
+            self.zoom_by(1.25**steps)
+        event.accept()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.resized.emit()
+
+
+class BeforeAfterView(QWidget):
+    """The grey original and its colour version, side by side or wiped over each other."""
+
+    strength_changed = Signal(float)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._L: np.ndarray | None = None
+        self._ab: np.ndarray | None = None
+        self._fit = True
+        self._syncing = False
+        self._caption = ""
+        self.mode = "side"
+
+        # Left scene: the grey photo, plus the colour photo clipped to the right of the wipe line.
+        self.before_scene = QGraphicsScene(self)
+        self.before_item = QGraphicsPixmapItem()
+        self.before_item.setTransformationMode(Qt.TransformationMode.SmoothTransformation)
+        self.before_scene.addItem(self.before_item)
+        self.wipe_clip = QGraphicsRectItem()
+        self.wipe_clip.setFlag(QGraphicsItem.GraphicsItemFlag.ItemClipsChildrenToShape)
+        self.wipe_clip.setPen(Qt.PenStyle.NoPen)
+        self.wipe_after = QGraphicsPixmapItem(self.wipe_clip)
+        self.wipe_after.setTransformationMode(Qt.TransformationMode.SmoothTransformation)
+        self.wipe_line = QGraphicsLineItem()
+        pen = QPen(QColor(255, 255, 255))
+        pen.setCosmetic(True)
+        pen.setWidth(2)
+        self.wipe_line.setPen(pen)
+        self.before_scene.addItem(self.wipe_clip)
+        self.before_scene.addItem(self.wipe_line)
+        self.after_scene = QGraphicsScene(self)
+        self.after_item = QGraphicsPixmapItem()
+        self.after_item.setTransformationMode(Qt.TransformationMode.SmoothTransformation)
+        self.after_scene.addItem(self.after_item)
+
+        self.before_view = ZoomView(self.before_scene)
+        self.after_view = ZoomView(self.after_scene)
+        self.before_caption = QLabel("Before: grey")
+        self.after_caption = QLabel("After: colour")
+        self.after_box = QWidget()
+        views = QHBoxLayout()
+        views.setContentsMargins(0, 0, 0, 0)
+        for caption, view, box in ((self.before_caption, self.before_view, QWidget()),
+                                   (self.after_caption, self.after_view, self.after_box)):
+            col = QVBoxLayout(box)
+            col.setContentsMargins(0, 0, 0, 0)
+            col.setSpacing(2)
+            col.addWidget(caption)
+            col.addWidget(view, 1)
+            views.addWidget(box, 1)
+        self._sync(self.before_view, self.after_view)
+        self._sync(self.after_view, self.before_view)
+        self.before_view.resized.connect(self._refit)
+
+        self.side_button = QToolButton(text="Side by side", checkable=True, checked=True)
+        self.wipe_button = QToolButton(text="Wipe", checkable=True)
+        self.side_button.setToolTip("Grey and colour next to each other, zoomed and panned together")
+        self.wipe_button.setToolTip("One photo: grey left of the line, colour right of it")
+        modes = QButtonGroup(self)
+        modes.addButton(self.side_button)
+        modes.addButton(self.wipe_button)
+        self.side_button.toggled.connect(lambda on: on and self.set_mode("side"))
+        self.wipe_button.toggled.connect(lambda on: on and self.set_mode("wipe"))
+        self.fit_button = QToolButton(text="Fit")
+        self.fit_button.clicked.connect(self.fit)
+        self.actual_button = QToolButton(text="100%")
+        self.actual_button.clicked.connect(self.actual_size)
+        self.strength = QSlider(Qt.Orientation.Horizontal)
+        self.strength.setRange(0, 200)
+        self.strength.setValue(100)
+        self.strength.setMinimumWidth(80)
+        self.strength.setToolTip("Colour strength: rescales the predicted colour without running the model again")
+        self.strength_label = QLabel("100%")
+        self.strength_label.setMinimumWidth(40)
+        self.strength.valueChanged.connect(self._on_strength)
+        self.wipe_slider = QSlider(Qt.Orientation.Horizontal)
+        self.wipe_slider.setRange(0, 1000)
+        self.wipe_slider.setValue(500)
+        self.wipe_slider.setToolTip("Where the wipe line is")
+        self.wipe_slider.valueChanged.connect(lambda v: self.set_wipe(v / 1000))
+        self.wipe_slider.hide()
+
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        for w in (self.side_button, self.wipe_button, self.fit_button, self.actual_button):
+            bar.addWidget(w)
+        bar.addSpacing(12)
+        bar.addWidget(QLabel("Colour"))
+        bar.addWidget(self.strength, 1)
+        bar.addWidget(self.strength_label)
+
+        self.placeholder = QWidget()
+        self.placeholder_label = QLabel("Drop photos or folders here, or add them from the File menu.")
+        self.placeholder_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder_label.setWordWrap(True)
+        self.placeholder_button = QPushButton()
+        self.placeholder_button.hide()
+        ph = QVBoxLayout(self.placeholder)
+        ph.addStretch(1)
+        ph.addWidget(self.placeholder_label)
+        ph.addWidget(self.placeholder_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        ph.addStretch(1)
+        views_widget = QWidget()
+        views_widget.setLayout(views)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.placeholder)
+        self.stack.addWidget(views_widget)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.stack, 1)
+        layout.addWidget(self.wipe_slider)
+        self.set_mode("side")
+
+    # -- content --------------------------------------------------------------------------------
+    def set_placeholder_action(self, action: QAction) -> None:
+        """A button on the empty preview (first run: "Try the sample photos")."""
+        self.placeholder_button.setText(action.text().replace("&", ""))
+        self.placeholder_button.clicked.connect(action.trigger)
+        self.placeholder_button.show()
+
+    def clear(self, message: str | None = None) -> None:
+        self._L = self._ab = None
+        if message:
+            self.placeholder_label.setText(message)
+        self.stack.setCurrentWidget(self.placeholder)
+
+    def show_photo(self, L: np.ndarray, ab: np.ndarray | None, caption: str = "") -> None:
+        """Show a photo: L (h x w float32 0..100) and its ab (h x w x 2), or None before colorizing."""
+        new_size = self._L is None or self._L.shape != L.shape
+        self._L, self._ab = L, ab
+        pixmap = QPixmap.fromImage(to_qimage(grey_image(L)))
+        self.before_item.setPixmap(pixmap)
+        h, w = L.shape
+        rect = QRectF(0, 0, w, h)
+        self.before_scene.setSceneRect(rect)
+        self.after_scene.setSceneRect(rect)
+        self._caption = caption
+        self._update_caption()
+        self._render_after()
+        self.set_wipe(self.wipe_slider.value() / 1000)
+        self.stack.setCurrentIndex(1)
+        if new_size or self._fit:
+            self.fit()
+
+    def _render_after(self) -> None:
+        if self._L is None:
+            return
+        if self._ab is None:
+            self.after_item.setPixmap(QPixmap())
+            self.wipe_after.setPixmap(QPixmap())
+            self.after_caption.setText("After: not colorized yet")
+            return
+        pixmap = QPixmap.fromImage(to_qimage(colour_image(self._L, self._ab, self.strength.value() / 100)))
+        self.after_item.setPixmap(pixmap)
+        self.wipe_after.setPixmap(pixmap)
+        self.after_caption.setText(f"After: colour · strength {self.strength.value()}%")
+
+    def _on_strength(self, value: int) -> None:
+        self.strength_label.setText(f"{value}%")
+        self._render_after()
+        self.strength_changed.emit(value / 100)
+
+    def after_image(self) -> QImage:
+        return self.after_item.pixmap().toImage()
+
+    def before_image(self) -> QImage:
+        return self.before_item.pixmap().toImage()
+
+    # -- modes ------------------------------------------------------------------------------------
+    def set_mode(self, mode: str) -> None:
+        """"side": two synchronized views; "wipe": one view, grey left of the line and colour right."""
+        self.mode = mode
+        wipe = mode == "wipe"
+        (self.wipe_button if wipe else self.side_button).setChecked(True)
+        self.after_box.setVisible(not wipe)
+        self.wipe_slider.setVisible(wipe)
+        self.wipe_clip.setVisible(wipe)
+        self.wipe_line.setVisible(wipe)
+        self._update_caption()
+        if self._fit:
+            self._refit()
+
+    def _update_caption(self) -> None:
+        text = "Wipe: grey ◀ │ ▶ colour" if self.mode == "wipe" else "Before: grey"
+        self.before_caption.setText(f"{text} · {self._caption}" if self._caption else text)
+
+    def set_wipe(self, fraction: float) -> None:
+        rect = self.before_scene.sceneRect()
+        x = rect.width() * min(max(fraction, 0.0), 1.0)
+        self.wipe_clip.setRect(QRectF(x, 0, rect.width() - x, rect.height()))
+        self.wipe_line.setLine(x, 0, x, rect.height())
+
+    # -- zoom and pan -----------------------------------------------------------------------------
+    def _sync(self, src: ZoomView, dst: ZoomView) -> None:
+        src.zoomed.connect(lambda: self._copy_view(src, dst, user_zoom=True))
+        src.horizontalScrollBar().valueChanged.connect(lambda v: self._copy_scroll(dst.horizontalScrollBar(), v))
+        src.verticalScrollBar().valueChanged.connect(lambda v: self._copy_scroll(dst.verticalScrollBar(), v))
+
+    def _copy_scroll(self, bar, value: int) -> None:  # noqa: ANN001 - a QScrollBar
+        if not self._syncing:
+            self._syncing = True
+            bar.setValue(value)
+            self._syncing = False
+
+    def _copy_view(self, src: ZoomView, dst: ZoomView, user_zoom: bool = False) -> None:
+        if user_zoom:
+            self._fit = False
+        self._syncing = True
+        dst.setTransform(src.transform())
+        dst.horizontalScrollBar().setValue(src.horizontalScrollBar().value())
+        dst.verticalScrollBar().setValue(src.verticalScrollBar().value())
+        self._syncing = False
+
+    def zoom_in(self) -> None:
+        self.before_view.zoom_by(1.25)
+
+    def zoom_out(self) -> None:
+        self.before_view.zoom_by(0.8)
+
+    def scale(self) -> float:
+        return self.before_view.transform().m11()
+
+    def fit(self) -> None:
+        self._fit = True
+        self._refit()
+
+    def _refit(self) -> None:
+        if not self._fit or self._L is None:
+            return
+        self.before_view.fitInView(self.before_scene.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        self._copy_view(self.before_view, self.after_view)
+
+    def actual_size(self) -> None:
+        self._fit = False
+        self.before_view.resetTransform()
+        self._copy_view(self.before_view, self.after_view)

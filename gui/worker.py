@@ -1,0 +1,235 @@
+"""The one bridge between the GUI and the engine: everything here may import torch.
+
+``BatchWorker`` is a QObject moved to a QThread by ``gui.batch.BatchController``; it turns a
+``BatchRequest`` into engine objects on the worker thread, runs ``BatchPipeline`` there and
+reports through signals. ``Backend`` bundles what the window needs from the engine, so the
+window is built with one injected object and tests can inject an untrained model.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+
+from engine.colorizer import ColorizeSettings, Colorizer
+from engine.devices import UtilizationMonitor, precision_support, resolve_device
+from engine.pipeline import BatchPipeline, BatchSummary, ExportOptions, Job, RunControl, collect_inputs
+from engine.weights import WeightsError, weights_meta
+
+from .request import BatchRequest, ExportChoice, ModelChoice
+
+log = logging.getLogger(__name__)
+
+ColorizerFactory = Callable[[ColorizeSettings], Colorizer]
+
+
+def to_settings(choice: ModelChoice) -> ColorizeSettings:
+    return ColorizeSettings(engine=choice.engine, device=choice.device, precision=choice.precision,
+                            batch_size=choice.batch_size, size=choice.size)
+
+
+def to_export(choice: ExportChoice) -> ExportOptions:
+    return ExportOptions(output_dir=Path(choice.output_dir), format=choice.format, jpeg_quality=choice.jpeg_quality,
+                         mirror_subfolders=choice.mirror_subfolders, name_pattern=choice.name_pattern,
+                         if_exists=choice.if_exists, keep_metadata=choice.keep_metadata,
+                         colour_inputs=choice.colour_inputs).validated()
+
+
+class CachedFactory:
+    """Builds colorizers with ``make`` and keeps the last few, so a second batch with the same
+    settings does not load the weights again. Called on worker threads, one batch at a time."""
+
+    def __init__(self, make: ColorizerFactory, keep: int = 2) -> None:
+        self._make = make
+        self._keep = keep
+        self._cache: dict[ColorizeSettings, Colorizer] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, settings: ColorizeSettings) -> Colorizer:
+        with self._lock:
+            if settings not in self._cache:
+                while len(self._cache) >= self._keep:
+                    self._cache.pop(next(iter(self._cache)))
+                self._cache[settings] = self._make(settings)
+            return self._cache[settings]
+
+
+class BatchWorker(QObject):
+    """Runs one ``BatchRequest``. ``run`` executes on the worker thread; ``pause``, ``resume`` and
+    ``cancel`` may be called from any thread (they only flip the thread-safe ``RunControl``).
+
+    Signals (always in this order): ``started`` once the engines are built, ``image_done`` once per
+    photo in input order, ``failed`` only when the batch could not run at all, ``finished`` last.
+    """
+
+    started = Signal(str)  # engine description, e.g. "optimized fp32 on cpu"
+    image_done = Signal(object)  # engine.pipeline.PhotoResult; .index is the position in request.photos
+    failed = Signal(str)  # one line: weights missing, bad settings, ...
+    finished = Signal(object)  # engine.pipeline.BatchSummary
+
+    def __init__(self, request: BatchRequest, factory: ColorizerFactory) -> None:
+        super().__init__()
+        self.request = request
+        self._factory = factory
+        self.control = RunControl()
+
+    @Slot()
+    def run(self) -> None:
+        req = self.request
+        summary = BatchSummary(total=len(req.photos))
+        try:
+            settings = to_settings(req.model)
+            export = to_export(req.export)
+            colorizer = self._factory(settings)
+            compare = self._factory(replace(settings, engine="baseline", precision="fp32")) if req.compare else None
+            description = colorizer.description + (f", compared with {compare.description}" if compare else "")
+            self.started.emit(description)
+            jobs = [Job(i, p.path, p.root) for i, p in enumerate(req.photos)]
+            pipeline = BatchPipeline(colorizer, export, compare=compare, preview_size=req.preview_size)
+            summary = pipeline.run(jobs, on_result=self.image_done.emit, control=self.control)
+        except Exception as err:  # noqa: BLE001 - anything escaping here would leave the UI waiting forever
+            log.exception("the batch could not run")
+            message = str(err) or type(err).__name__
+            summary.stopped_reason = message
+            self.failed.emit(message)
+        finally:
+            self.finished.emit(summary)
+
+    def pause(self) -> None:
+        self.control.pause()
+
+    def resume(self) -> None:
+        self.control.resume()
+
+    def cancel(self) -> None:
+        self.control.cancel()
+
+    @property
+    def paused(self) -> bool:
+        return self.control.paused
+
+
+class UtilizationSampler(QObject):
+    """Polls ``UtilizationMonitor`` about twice a second on the UI thread (a sample is a cheap,
+    non-blocking NVML or psutil read) and emits ``stats(Utilization)``."""
+
+    stats = Signal(object)  # engine.devices.Utilization
+
+    def __init__(self, device: str = "auto", interval_ms: int = 500, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        try:
+            dev = resolve_device(device)
+        except ValueError:
+            dev = torch.device("cpu")
+        self._monitor = UtilizationMonitor(dev)
+        self._timer = QTimer(self)
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self.sample)
+
+    @property
+    def kind(self) -> str:
+        return self._monitor.kind
+
+    def start(self) -> None:
+        self._timer.start()
+
+    def stop(self) -> None:
+        self._timer.stop()
+        self._monitor.close()
+
+    @Slot()
+    def sample(self) -> None:
+        try:
+            self.stats.emit(self._monitor.sample())
+        except Exception:  # noqa: BLE001 - a failing sensor must not take the window down
+            log.exception("utilization sample failed; stopping the live figures")
+            self._timer.stop()
+
+
+def available_options() -> dict[str, Any]:
+    """What this machine can run, with the reason for each option it cannot (tooltips).
+
+    ``{"devices": {name: reason|None}, "auto_device": "cpu"|"cuda",
+       "precisions": {"cpu"|"cuda": {name: reason|None}}}``
+    """
+    has_cuda = torch.cuda.is_available()
+    devices: dict[str, str | None] = {"auto": None, "cpu": None,
+                                      "cuda": None if has_cuda else "no CUDA GPU is usable on this machine"}
+    precisions: dict[str, dict[str, str | None]] = {}
+    for name in ("cpu", "cuda") if has_cuda else ("cpu",):
+        support = precision_support(torch.device(name))
+        precisions[name] = {"auto": None, **support}
+    return {"devices": devices, "auto_device": "cuda" if has_cuda else "cpu", "precisions": precisions}
+
+
+def model_card(path: Path | None = None) -> tuple[dict[str, Any] | None, str | None]:
+    """(card, None) for the installed weights, or (None, why not) when there are none or they are damaged."""
+    try:
+        meta = weights_meta(path)
+    except WeightsError as err:
+        return None, str(err)
+    raw = meta.get("card")
+    if not raw:
+        return None, "the weights file carries no model card"
+    try:
+        return json.loads(raw), None
+    except (TypeError, ValueError) as err:
+        return None, f"the model card is not readable: {err}"
+
+
+def collect(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
+    """Files and folders (walked recursively, non-images ignored) -> [(photo, root folder)], problems."""
+    jobs, problems = collect_inputs([Path(p) for p in paths])
+    return [(j.path, j.root) for j in jobs], problems
+
+
+def untrained_factory(settings: ColorizeSettings) -> Colorizer:
+    """A colorizer with random weights: for tests and screenshots before training has finished.
+
+    Its bins are the 98 ab grid points nearest grey and its head has a random bias (a fresh model's
+    bins are all zero, which would colour nothing), so the output has a visible, meaningless, tint.
+    """
+    import numpy as np
+
+    from engine.color import ab_grid
+    from engine.model import CVUNet, ModelConfig
+
+    torch.manual_seed(0)
+    model = CVUNet(ModelConfig(num_bins=98)).eval()
+    grid = ab_grid()
+    nearest = grid[np.argsort(np.hypot(grid[:, 0], grid[:, 1]), kind="stable")[:98]]
+    with torch.no_grad():
+        model.bins.copy_(torch.from_numpy(np.ascontiguousarray(nearest)))
+        model.head.bias.normal_(0.0, 2.0)
+    return Colorizer.create(settings, model=model)
+
+
+class Backend:
+    """Everything the window needs from the engine, injected by ``gui.app``."""
+
+    def __init__(self, factory: ColorizerFactory | None = None, weights: Path | None = None) -> None:
+        self.factory: ColorizerFactory = CachedFactory(factory or Colorizer.create)
+        self.weights = weights
+
+    def make_worker(self, request: BatchRequest) -> BatchWorker:
+        return BatchWorker(request, self.factory)
+
+    def make_sampler(self, device: str, parent: QObject | None = None) -> UtilizationSampler:
+        return UtilizationSampler(device, parent=parent)
+
+    def collect(self, paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
+        return collect(paths)
+
+    def available_options(self) -> dict[str, Any]:
+        return available_options()
+
+    def model_card(self) -> tuple[dict[str, Any] | None, str | None]:
+        return model_card(self.weights)

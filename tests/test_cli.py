@@ -1,0 +1,93 @@
+"""The CLI surface that scripts and CI depend on: exit codes, messages, the summary line, bench JSON."""
+
+import json
+import os
+import subprocess
+import sys
+
+import cv2
+import pytest
+import torch
+from helpers import ROOT, random_model, write_grey
+
+from engine.weights import save_weights
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory):
+    path = tmp_path_factory.mktemp("w") / "model.pt"
+    save_weights(random_model(), path)
+    return path
+
+
+def cli(*args, timeout=240):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, str(ROOT / "main.py"), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=ROOT)
+
+
+def test_colorize_folder_succeeds_with_summary_line(tmp_path, weights):
+    write_grey(tmp_path / "in" / "one.png", 40, 50)
+    write_grey(tmp_path / "in" / "nested" / "two.jpg", 33, 21)
+    p = cli("colorize", tmp_path / "in", "--output", tmp_path / "out", "--weights", weights, "--size", "64")
+    assert p.returncode == 0, p.stderr
+    assert "2 photos in" in p.stdout and "photos/s" in p.stdout and "model busy" in p.stdout
+    assert cv2.imread(str(tmp_path / "out" / "nested" / "two.jpg")).shape[:2] == (33, 21)
+
+
+def test_colorize_with_failures_exits_1_and_names_each_without_traceback(tmp_path, weights):
+    write_grey(tmp_path / "in" / "good.png", 40, 50)
+    (tmp_path / "in" / "bad.png").write_bytes(b"garbage")
+    (tmp_path / "in" / "empty.jpg").write_bytes(b"")
+    p = cli("colorize", tmp_path / "in", "--output", tmp_path / "out", "--weights", weights, "--size", "64")
+    assert p.returncode == 1
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert any("bad.png" in ln for ln in lines) and any("empty.jpg" in ln and "empty" in ln for ln in lines)
+    assert "Traceback" not in p.stderr
+    assert (tmp_path / "out" / "good.png").exists()
+
+
+def test_usage_errors_exit_2(tmp_path, weights):
+    assert cli("colorize", tmp_path, "--output", tmp_path / "o", "--engine", "warp").returncode == 2
+    assert cli("colorize", tmp_path, "--output", tmp_path / "o", "--batch-size", "0",
+               "--weights", weights).returncode == 2
+    assert cli("colorize", tmp_path).returncode == 2  # --output missing
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on machines without CUDA")
+def test_asking_for_cuda_without_a_gpu_is_a_usage_error(tmp_path, weights):
+    write_grey(tmp_path / "in" / "one.png", 40, 50)
+    p = cli("colorize", tmp_path / "in", "--output", tmp_path / "o", "--device", "cuda", "--weights", weights)
+    assert p.returncode == 2 and "CUDA" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_missing_weights_is_a_clear_error(tmp_path):
+    write_grey(tmp_path / "in" / "one.png", 40, 50)
+    p = cli("colorize", tmp_path / "in", "--output", tmp_path / "o", "--weights", tmp_path / "nope.pt")
+    assert p.returncode == 1 and "not found" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_skip_existing_resumes(tmp_path, weights):
+    write_grey(tmp_path / "in" / "one.png", 40, 50)
+    args = ("colorize", tmp_path / "in", "--output", tmp_path / "out", "--weights", weights, "--size", "64")
+    assert cli(*args).returncode == 0
+    p = cli(*args, "--skip-existing")
+    assert p.returncode == 0 and "0 photos in" in p.stdout and "1 skipped" in p.stdout
+    assert sorted(x.name for x in (tmp_path / "out").iterdir()) == ["one.png"]
+
+
+def test_bench_writes_the_documented_json(tmp_path, weights):
+    out = tmp_path / "bench.json"
+    p = cli("bench", "--size", "64", "--batch", "1", "2", "--repeat", "1", "--json", out, "--weights", weights,
+            timeout=600)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(out.read_text())
+    assert {"device", "threads", "size", "rows"} <= doc.keys() and doc["size"] == 64
+    keys = {"engine", "precision", "batch", "ms_per_image", "images_per_s", "peak_mem_mb", "max_abs_diff"}
+    assert all(keys <= row.keys() for row in doc["rows"])
+    engines = {(r["engine"], r["batch"]) for r in doc["rows"]}
+    assert {("baseline", 1), ("optimized", 1), ("baseline", 2), ("optimized", 2)} <= engines
+    for r in doc["rows"]:
+        if r["precision"] == "fp32":
+            assert r["max_abs_diff"] <= 1e-3
+    assert "GFLOPs per image" in p.stdout and "conv peak" in p.stdout

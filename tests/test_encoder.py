@@ -1,0 +1,61 @@
+"""The EfficientNet-Lite0 port loads the published ImageNet weights strictly and classifies right."""
+
+import cv2
+import numpy as np
+import pytest
+import torch
+from helpers import SHARED
+
+from engine.encoder import imagenet_input, load_imagenet_lite0, same_pad
+from engine.model import CVUNet, ModelConfig, init_encoder_from_imagenet
+
+PHOTOS = SHARED / "photos" / "train"
+# (photo, acceptable ImageNet classes)
+EXPECTED = [
+    ("gcompris_erase-red-panda.jpg", {387}),  # lesser panda
+    ("gcompris_wanimal-polar-bear.jpg", {296}),  # ice bear
+    ("skimage_chelsea.jpg", {281, 282, 285}),  # tabby / tiger cat / Egyptian cat
+    ("opencv_orange.jpg", {950, 951}),  # orange / lemon
+]
+
+
+def centre_224(path):
+    img = cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2RGB)
+    h, w = img.shape[:2]
+    s = 256 / min(h, w)
+    img = cv2.resize(img, (round(w * s), round(h * s)), interpolation=cv2.INTER_AREA)
+    h, w = img.shape[:2]
+    y, x = (h - 224) // 2, (w - 224) // 2
+    return img[y : y + 224, x : x + 224]
+
+
+@pytest.mark.skipif(not PHOTOS.is_dir(), reason="shared/photos/train is not beside the checkout")
+def test_imagenet_weights_load_strictly_and_classify_photos():
+    model = load_imagenet_lite0()  # load_state_dict(strict=True) inside
+    batch = torch.stack([imagenet_input(torch.from_numpy(centre_224(PHOTOS / f)).permute(2, 0, 1))
+                         for f, _ in EXPECTED])
+    with torch.inference_mode():
+        top = model(batch).softmax(1).argmax(1).tolist()
+    for (name, ok), got in zip(EXPECTED, top):
+        assert got in ok, f"{name}: class {got}, expected one of {ok}"
+
+
+def test_same_padding_matches_tensorflow_rule():
+    assert same_pad(3, 2, 224) == (0, 1)
+    assert same_pad(5, 2, 224) == (1, 2)
+    assert same_pad(3, 1, 7) == (1, 1)
+    assert same_pad(3, 2, 7) == (1, 1)
+
+
+def test_colorizer_encoder_starts_from_imagenet_with_a_grey_stem():
+    imagenet = load_imagenet_lite0()
+    model = CVUNet(ModelConfig(num_bins=10))
+    init_encoder_from_imagenet(model, imagenet.state_dict())
+    # Grey RGB through the ImageNet stem == L through the summed 1-channel stem.
+    grey = torch.rand(1, 1, 64, 64) * 2 - 1
+    with torch.inference_mode():
+        a = imagenet._conv_stem(grey.expand(-1, 3, -1, -1))
+        b = model.encoder._conv_stem(grey)
+    assert torch.allclose(a, b, atol=1e-5)
+    np.testing.assert_allclose(model.encoder._blocks[15]._project_conv.weight.detach().numpy(),
+                               imagenet._blocks[15]._project_conv.weight.detach().numpy())

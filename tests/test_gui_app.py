@@ -1,0 +1,45 @@
+"""The command line of the window, and the rule that the GUI never imports torch itself."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+
+from gui.app import build_window, parse_args
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_command_line_paths_and_options_are_parsed():
+    args = parse_args(["a.jpg", "folder", "--output", "out", "--start"])
+    assert args.paths == [Path("a.jpg"), Path("folder")]
+    assert args.output == Path("out") and args.start
+    bare = parse_args([])
+    assert bare.paths == [] and bare.output is None and not bare.start
+
+
+def test_command_line_queues_the_paths_sets_the_export_folder_and_runs(qtbot, backend, grey_photos, tmp_path):
+    photos = grey_photos(3, folder="album")
+    window = build_window(parse_args([str(tmp_path / "album"), "--output", str(tmp_path / "cli-out"), "--start"]),
+                          backend, QSettings())
+    qtbot.addWidget(window)
+    window.engine_panel.size.setValue(64)
+    assert [r.path for r in window.queue.rows()] == photos
+    assert window.export_panel.choice().output_dir == tmp_path / "cli-out"
+    with qtbot.waitSignal(window.controller.finished, timeout=60_000) as blocker:
+        assert window.start_batch()
+    assert blocker.args[0].done == 3
+    assert sorted(p.name for p in (tmp_path / "cli-out").iterdir()) == [p.name for p in photos]
+    window.close()
+
+
+def test_gui_modules_do_not_import_torch():
+    code = ("import sys; import gui.app, gui.main_window, gui.batch, gui.charts, gui.preview, gui.queue_model, "
+            "gui.settings, gui.engine_panel, gui.export_panel, gui.request, gui.devtools; "
+            "sys.exit('torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr or "a gui module (other than gui.worker) imported torch"

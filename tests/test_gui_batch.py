@@ -1,0 +1,223 @@
+"""Batches through the window: the worker thread, progress, pause, cancel, failures, comparison."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from PySide6.QtCore import QTimer
+
+from gui.queue_model import COL_BASELINE, COL_MODEL, COL_SPEEDUP
+from gui.worker import Backend
+
+TIMEOUT_MS = 60_000
+
+
+def _run(qtbot, window):
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
+        assert window.start_batch()
+    return blocker.args[0]
+
+
+def _outputs(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file())
+
+
+def test_whole_batch_colorizes_every_photo_and_shows_progress_and_summary(qtbot, make_window, backend,
+                                                                           grey_photos, tmp_path):
+    window = make_window(backend)
+    photos = grey_photos(5)
+    window.add_paths(photos)
+    summaries = []
+    window.controller.finished.connect(summaries.append)
+    with qtbot.waitSignals([window.controller.started, window.controller.finished], order="strict",
+                           timeout=TIMEOUT_MS):
+        assert window.start_batch()
+    summary = summaries[0]
+
+    assert summary.done == 5 and summary.failed == 0
+    assert [r.status for r in window.queue.rows()] == ["done"] * 5
+    outputs = _outputs(tmp_path / "out")
+    assert [p.name for p in outputs] == [p.name for p in photos]
+    for out in outputs:
+        with Image.open(out) as im:
+            assert im.mode == "RGB" and im.size == (60, 40)
+    assert window.progress.value() == 5 and window.progress.maximum() == 5
+    assert "5 done of 5" in window.summary.text()
+    assert "photos/s" in window.summary.text()
+    assert len(window.timing.x) == 5 and all(m > 0 for m in window.timing.model)
+    assert "5 photos in" in window.status_label.text()
+    assert not window.preview.after_image().isNull()  # the latest photo is shown
+    assert window.actions_by_name["start"].isEnabled() and not window.actions_by_name["cancel"].isEnabled()
+
+
+def test_a_broken_photo_is_marked_failed_and_the_batch_goes_on(qtbot, make_window, backend, grey_photos,
+                                                               tmp_path):
+    window = make_window(backend)
+    good = grey_photos(3)
+    broken = tmp_path / "in" / "broken.png"
+    broken.write_bytes(b"\x89PNG\r\n\x1a\nthis is not really a png")
+    window.add_paths([good[0], broken, good[1], good[2]])
+    summary = _run(qtbot, window)
+    assert summary.done == 3 and summary.failed == 1
+    statuses = {r.path.name: r for r in window.queue.rows()}
+    assert statuses["broken.png"].status == "failed"
+    assert statuses["broken.png"].message  # the reason is shown in the queue
+    assert all(statuses[p.name].status == "done" for p in good)
+
+
+def test_pause_holds_the_batch_and_resume_finishes_it(qtbot, make_window, slow_backend, grey_photos):
+    window = make_window(slow_backend, batch_size=1)
+    window.add_paths(grey_photos(8))
+    paused_once = []
+
+    def pause_on_first(_result) -> None:
+        if not paused_once:
+            paused_once.append(1)
+            window.actions_by_name["pause"].setChecked(True)
+
+    window.controller.image_done.connect(pause_on_first)
+    with qtbot.waitSignal(window.controller.paused_changed, timeout=TIMEOUT_MS):
+        assert window.start_batch()
+    qtbot.wait(700)  # the photos in progress finish...
+    held = window.queue.counts()["done"]
+    qtbot.wait(800)  # ...then nothing moves while paused
+    assert window.queue.counts()["done"] == held < 8
+    assert window.controller.running and window.controller.paused
+    assert "Paused" in window.status_label.text()
+    assert window.actions_by_name["pause"].text() == "&Resume"
+
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
+        window.actions_by_name["pause"].setChecked(False)
+    assert blocker.args[0].done == 8
+    assert window.queue.counts()["done"] == 8
+
+
+def test_cancel_stops_mid_batch_and_leaves_only_whole_outputs(qtbot, make_window, slow_backend, grey_photos,
+                                                              tmp_path):
+    window = make_window(slow_backend, batch_size=1)
+    window.add_paths(grey_photos(12, size=(120, 160)))
+    first = []
+
+    def cancel_on_first(_result) -> None:
+        if not first:
+            first.append(1)
+            window.actions_by_name["cancel"].trigger()
+
+    window.controller.image_done.connect(cancel_on_first)
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
+        assert window.start_batch()
+    summary = blocker.args[0]
+
+    assert summary.cancelled
+    assert 1 <= summary.done < 12
+    rows = window.queue.rows()
+    assert sum(r.status == "done" for r in rows) == summary.done
+    assert all(r.status == "queued" for r in rows if r.status != "done")  # can run again later
+    assert any("cancelled" in r.message for r in rows)
+    files = _outputs(tmp_path / "out")
+    assert len(files) == summary.done
+    assert not [f for f in files if "colorizer-partial" in f.name]
+    for f in files:
+        with Image.open(f) as im:
+            im.load()  # decodes completely: nothing half-written
+            assert im.size == (160, 120)
+    assert "cancelled" in window.status_label.text()
+
+
+def test_comparison_mode_shows_both_times_the_speedup_and_largest_difference(qtbot, make_window, backend,
+                                                                              grey_photos):
+    window = make_window(backend)
+    window.engine_panel.compare.setChecked(True)
+    assert not window.table.isColumnHidden(COL_BASELINE)
+    window.add_paths(grey_photos(4))
+    summary = _run(qtbot, window)
+    assert summary.compare_speedup is not None and summary.max_abs_diff is not None
+    model = window.queue
+    for row in range(4):
+        assert model.data(model.index(row, COL_MODEL)).endswith("ms")
+        assert model.data(model.index(row, COL_BASELINE)).endswith("ms")
+        assert model.data(model.index(row, COL_SPEEDUP)).endswith("×")
+    assert len(window.timing.baseline) == 4 and all(b > 0 for b in window.timing.baseline)
+    assert window.timing.baseline_curve.isVisible()
+    assert f"{summary.compare_speedup:.2f}×" in window.summary.text()
+    assert f"{summary.max_abs_diff:.3g}" in window.summary.text()
+
+
+def test_without_comparison_the_comparison_columns_stay_hidden_and_empty(qtbot, make_window, backend,
+                                                                         grey_photos):
+    window = make_window(backend)
+    window.add_paths(grey_photos(2))
+    summary = _run(qtbot, window)
+    assert summary.compare_speedup is None
+    assert window.table.isColumnHidden(COL_BASELINE) and window.table.isColumnHidden(COL_SPEEDUP)
+    assert window.queue.data(window.queue.index(0, COL_SPEEDUP)) == ""
+    assert not window.timing.baseline_curve.isVisible()
+
+
+def test_missing_weights_are_reported_and_the_photos_stay_queued(qtbot, make_window, grey_photos):
+    from engine.weights import WeightsError
+
+    def no_weights(_settings):
+        raise WeightsError("weights file not found: resources/models/colorizer.pt")
+
+    window = make_window(Backend(factory=no_weights))
+    window.add_paths(grey_photos(3))
+    with qtbot.waitSignals([window.controller.failed, window.controller.finished], order="strict",
+                           timeout=TIMEOUT_MS):
+        assert window.start_batch()
+    assert [r.status for r in window.queue.rows()] == ["queued"] * 3
+    assert "weights file not found" in window.status_label.text()
+    assert "weights file not found" in window.failure_box.text()
+    assert not window.controller.running
+
+
+def test_window_stays_responsive_during_a_batch(qtbot, make_window, slow_backend, grey_photos):
+    window = make_window(slow_backend, batch_size=1)
+    window.add_paths(grey_photos(6))
+    ticks = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(1))
+    timer.start(20)
+    _run(qtbot, window)
+    timer.stop()
+    # 6 photos x >= 0.15 s of model time: a blocked UI thread would have ticked only a few times.
+    assert len(ticks) >= 15
+
+
+def test_settings_are_snapshotted_at_start_and_locked_while_running(qtbot, make_window, slow_backend, grey_photos,
+                                                                     tmp_path):
+    window = make_window(slow_backend, batch_size=1)
+    window.add_paths(grey_photos(3))
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.start_batch()
+        request = window.controller.request
+        assert not window.engine_panel.isEnabled() and not window.export_panel.folder.isEnabled()
+        assert window.export_panel.open_button.isEnabled()
+        window.export_panel.set_output_dir(tmp_path / "elsewhere")  # e.g. restored by code, not the user
+        assert request.export.output_dir == tmp_path / "out"
+        assert not window.start_batch()  # one batch at a time
+    assert len(_outputs(tmp_path / "out")) == 3 and not (tmp_path / "elsewhere").exists()
+    assert window.engine_panel.isEnabled()
+
+
+@pytest.mark.parametrize("pattern", ["{nope}", "{stem", ""])
+def test_a_bad_file_name_pattern_does_not_start(make_window, backend, grey_photos, pattern):
+    window = make_window(backend)
+    window.add_paths(grey_photos(1))
+    window.export_panel.pattern.setText(pattern)
+    assert window.export_panel.pattern_error.isVisibleTo(window.export_panel)
+    assert not window.start_batch()
+    assert "Cannot start" in window.status_label.text()
+    assert not window.controller.running
+
+
+def test_a_second_batch_runs_only_new_and_failed_photos(qtbot, make_window, backend, grey_photos, tmp_path):
+    window = make_window(backend)
+    window.add_paths(grey_photos(2))
+    _run(qtbot, window)
+    window.add_paths(grey_photos(3))  # two already queued and done, one new
+    summary = _run(qtbot, window)
+    assert summary.total == 1 and summary.done == 1
+    assert len(_outputs(tmp_path / "out")) == 3

@@ -1,0 +1,139 @@
+"""Before/after previews: colour strength, synchronized zoom and pan, the wipe, previews from disk."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QImage, QPainter, QWheelEvent
+from PySide6.QtWidgets import QApplication
+
+from gui.preview import BeforeAfterView, PreviewCache
+
+
+def _photo(h: int = 300, w: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    """L ramps left to right; ab is a strong orange everywhere."""
+    L = np.tile(np.linspace(20, 90, w, dtype=np.float32), (h, 1))
+    ab = np.zeros((h, w, 2), np.float32)
+    ab[..., 0], ab[..., 1] = 30.0, 45.0
+    return L, ab
+
+
+def _chroma(img: QImage) -> float:
+    """Mean max-min channel spread: 0 for grey pixels."""
+    img = img.convertToFormat(QImage.Format.Format_RGB888)
+    arr = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine())[:, : img.width() * 3]
+    rgb = arr.reshape(img.height(), img.width(), 3).astype(int)
+    return float((rgb.max(-1) - rgb.min(-1)).mean())
+
+
+@pytest.fixture
+def view(qtbot):
+    v = BeforeAfterView()
+    v.resize(900, 500)
+    qtbot.addWidget(v)
+    v.show()
+    qtbot.waitExposed(v)
+    v.show_photo(*_photo(), caption="test.png")
+    return v
+
+
+def test_colour_strength_rescales_the_cached_colour(view):
+    normal = _chroma(view.after_image())
+    view.strength.setValue(0)
+    assert _chroma(view.after_image()) < 1.0  # no colour left: grey
+    assert "strength 0%" in view.after_caption.text()
+    view.strength.setValue(200)
+    assert _chroma(view.after_image()) > 1.5 * normal
+    assert _chroma(view.before_image()) < 1.0  # the before side stays grey throughout
+
+
+def test_colour_strength_in_the_window_does_not_run_the_model_again(qtbot, make_window, backend, grey_photos):
+    made = []
+    make_worker = backend.make_worker
+    backend.make_worker = lambda request: made.append(request) or make_worker(request)
+    window = make_window(backend)
+    window.add_paths(grey_photos(2))
+    with qtbot.waitSignal(window.controller.finished, timeout=60_000):
+        window.start_batch()
+    before = window.preview.after_image()
+    window.preview.strength.setValue(150)
+    assert window.preview.after_image() != before
+    assert len(made) == 1 and not window.controller.running
+
+
+def _wheel(widget, steps: int) -> None:
+    pos = QPointF(widget.width() / 2, widget.height() / 2)
+    event = QWheelEvent(pos, widget.mapToGlobal(pos), QPoint(0, 0), QPoint(0, 120 * steps),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(widget, event)
+
+
+def test_zoom_and_pan_are_synchronized_between_before_and_after(view):
+    fitted = view.scale()
+    _wheel(view.before_view.viewport(), 3)
+    assert view.scale() == pytest.approx(fitted * 1.25**3)
+    assert view.after_view.transform() == view.before_view.transform()
+
+    view.before_view.horizontalScrollBar().setValue(40)
+    view.before_view.verticalScrollBar().setValue(25)
+    assert view.after_view.horizontalScrollBar().value() == 40
+    assert view.after_view.verticalScrollBar().value() == 25
+    # ...and the other way round.
+    view.after_view.horizontalScrollBar().setValue(10)
+    assert view.before_view.horizontalScrollBar().value() == 10
+    _wheel(view.after_view.viewport(), -1)
+    assert view.before_view.transform() == view.after_view.transform()
+
+    view.fit()
+    assert view.scale() == pytest.approx(fitted)
+    view.actual_size()
+    assert view.scale() == 1.0 and view.after_view.transform().m11() == 1.0
+
+
+def test_wipe_shows_grey_left_of_the_line_and_colour_right_of_it(view):
+    view.set_mode("wipe")
+    assert not view.after_box.isVisible() and view.wipe_slider.isVisible()
+    view.wipe_slider.setValue(250)
+    rect = view.before_scene.sceneRect()
+    image = QImage(int(rect.width()), int(rect.height()), QImage.Format.Format_RGB888)
+    painter = QPainter(image)
+    view.before_scene.render(painter, image.rect(), rect)
+    painter.end()
+    left = image.copy(0, 0, 90, 300)
+    right = image.copy(110, 0, 290, 300)
+    assert _chroma(left) < 1.0
+    assert _chroma(right) > 10.0
+    view.set_mode("side")
+    assert view.after_box.isVisible() and not view.wipe_slider.isVisible()
+
+
+def test_a_photo_not_colorized_yet_shows_only_its_grey_side(view):
+    L, _ = _photo(50, 80)
+    view.show_photo(L, None, caption="queued.png")
+    assert view.after_image().isNull()
+    assert "not colorized yet" in view.after_caption.text()
+    assert "queued.png" in view.before_caption.text()
+
+
+def test_selecting_a_done_row_shows_its_preview_even_after_the_cache_dropped_it(qtbot, make_window, backend,
+                                                                                grey_photos):
+    window = make_window(backend)
+    window.add_paths(grey_photos(3))
+    with qtbot.waitSignal(window.controller.finished, timeout=60_000):
+        window.start_batch()
+    window.previews.clear()
+    window.preview.clear("nothing")
+    window.table.selectRow(0)
+    assert window.preview.stack.currentIndex() == 1
+    assert not window.preview.after_image().isNull()
+    assert window.preview.before_image().width() == 60
+    assert "photo00.png" in window.preview.before_caption.text()
+
+
+def test_preview_cache_keeps_only_the_most_recent():
+    cache = PreviewCache(capacity=2)
+    L, ab = _photo(4, 4)
+    for key in range(3):
+        cache.put(key, L, ab)
+    assert cache.get(0) is None and cache.get(2) is not None

@@ -1,0 +1,137 @@
+"""The queue: its table model, drag and drop of files and folders, removing, clearing, samples."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from gui.queue_model import COL_MESSAGE, COL_SPEEDUP, COL_STATUS, COL_TIME, QueueModel
+
+
+def _result(index: int, status: str = "done", **kw: object) -> SimpleNamespace:
+    base = dict(index=index, source=Path("x"), status=status, message="", output=None, width=60, height=40,
+                decode_ms=2.0, infer_ms=10.0, encode_ms=3.0, compare_infer_ms=None, max_abs_diff=None,
+                preview=None)
+    base.update(kw)
+    return SimpleNamespace(**base)
+
+
+def _drop(window, paths: list[Path]) -> tuple[bool, int]:
+    """Send a real drag-enter and drop carrying file URLs, as a file manager does."""
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    centre = window.rect().center()
+    enter = QDragEnterEvent(QPointF(centre), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, enter)
+    drop = QDropEvent(QPointF(centre), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, drop)
+    return enter.isAccepted(), window.queue.rowCount()
+
+
+def test_queue_model_passes_qtmodeltester_through_adds_results_and_removals(qtmodeltester, tmp_path, write_photo):
+    model = QueueModel()
+    photos = [write_photo(tmp_path / f"p{i}.png", seed=i) for i in range(6)]
+    model.add((p, tmp_path) for p in photos)
+    model.apply_result(model.row(0).key, _result(0))
+    model.apply_result(model.row(1).key, _result(1, "failed", message="cannot decode"))
+    model.apply_result(model.row(2).key, _result(2, compare_infer_ms=25.0, max_abs_diff=0.5))
+    model.remove_rows([3, 4])
+    qtmodeltester.check(model)
+    assert model.rowCount() == 4
+    assert model.data(model.index(1, COL_STATUS)) == "failed"
+    assert model.data(model.index(1, COL_MESSAGE)) == "cannot decode"
+    assert model.data(model.index(0, COL_TIME)) == "15 ms"
+    assert model.data(model.index(2, COL_SPEEDUP)) == "2.50×"
+
+
+def test_results_find_their_row_after_earlier_rows_were_removed(tmp_path, write_photo):
+    model = QueueModel()
+    photos = [write_photo(tmp_path / f"p{i}.png", seed=i) for i in range(4)]
+    model.add((p, tmp_path) for p in photos)
+    last_key = model.row(3).key
+    model.remove_rows([0, 1])
+    assert model.apply_result(last_key, _result(0)) == 1
+    assert model.row(1).status == "done" and model.row(1).path == photos[3]
+
+
+def test_same_photo_is_never_queued_twice_even_through_a_symlink(tmp_path, write_photo):
+    model = QueueModel()
+    photo = write_photo(tmp_path / "a.png")
+    link = tmp_path / "link.png"
+    os.symlink(photo, link)
+    assert model.add([(photo, tmp_path)]) == (1, 0)
+    assert model.add([(photo, tmp_path), (link, tmp_path)]) == (0, 2)
+    assert model.rowCount() == 1
+
+
+def test_dropping_files_and_folders_queues_photos_recursively_and_ignores_other_files(make_window, backend,
+                                                                                     tmp_path, write_photo):
+    window = make_window(backend)
+    album = tmp_path / "album"
+    nested = [write_photo(album / "a.png"), write_photo(album / "sub" / "b.jpg"),
+              write_photo(album / "sub" / "deeper" / "c.png")]
+    (album / "notes.txt").write_text("not a photo")
+    (album / "sub" / "data.csv").write_text("1,2")
+    loose = write_photo(tmp_path / "loose.png")
+
+    accepted, rows = _drop(window, [album, loose])
+    assert accepted
+    assert rows == 4
+    queued = {window.queue.row(i).path for i in range(rows)}
+    assert queued == {*nested, loose}
+    assert all(window.queue.row(i).root == album for i in range(rows) if window.queue.row(i).path in nested)
+
+    # Dropping the same things again (and one photo from inside the folder) queues nothing new.
+    _, rows_again = _drop(window, [album, nested[1], loose])
+    assert rows_again == 4
+    assert "already in the queue" in window.status_label.text()
+
+
+def test_drag_without_local_files_is_refused(make_window, backend):
+    window = make_window(backend)
+    mime = QMimeData()
+    mime.setText("just some text")
+    enter = QDragEnterEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, enter)
+    assert not enter.isAccepted()
+    assert window.queue.rowCount() == 0
+
+
+def test_remove_selected_and_clear_empty_the_queue(make_window, backend, grey_photos):
+    window = make_window(backend)
+    window.add_paths(grey_photos(4))
+    window.table.selectRow(1)
+    window.actions_by_name["remove"].trigger()
+    assert window.queue.rowCount() == 3
+    assert [r.path.name for r in window.queue.rows()] == ["photo00.png", "photo02.png", "photo03.png"]
+    window.actions_by_name["clear"].trigger()
+    assert window.queue.rowCount() == 0
+    assert not window.actions_by_name["start"].isEnabled()
+    # A removed photo may be queued again.
+    assert window.add_paths(grey_photos(1)) == 1
+
+
+def test_try_the_sample_photos_queues_the_shipped_grey_samples(make_window, backend, tmp_path, write_photo):
+    samples = tmp_path / "samples"
+    write_photo(samples / "street.jpg")
+    write_photo(samples / "harbour.png")
+    (samples / "README.txt").parent.mkdir(exist_ok=True)
+    (samples / "README.txt").write_text("credits")
+    window = make_window(backend, samples_dir=samples)
+    assert window.preview.placeholder_button.isVisible()
+    window.actions_by_name["samples"].trigger()
+    assert sorted(r.path.name for r in window.queue.rows()) == ["harbour.png", "street.jpg"]
+
+
+def test_sample_action_without_samples_says_so(make_window, backend, tmp_path):
+    window = make_window(backend, samples_dir=tmp_path / "nothing-here")
+    assert window.queue_samples() == 0
+    assert "No sample photos" in window.status_label.text()

@@ -1,0 +1,127 @@
+"""Settings persistence, options this machine cannot run, the About box, the live utilization plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+
+from gui import settings as app_settings
+from gui.engine_panel import EnginePanel, item_enabled
+from gui.main_window import MainWindow, about_html
+from gui.request import ExportChoice, ModelChoice
+
+
+def test_settings_round_trip_through_qsettings(qtbot, backend, tmp_path):
+    window = MainWindow(backend, QSettings())
+    qtbot.addWidget(window)
+    model = ModelChoice(engine="baseline", device="cpu", precision="fp32", batch_size=7, size=320)
+    export = ExportChoice(output_dir=tmp_path / "colour", format="jpg", jpeg_quality=71, mirror_subfolders=False,
+                          name_pattern="{index}-{stem}-colour", if_exists="skip", keep_metadata=False,
+                          colour_inputs="skip")
+    window.engine_panel.set_choice(model)
+    window.engine_panel.compare.setChecked(True)
+    window.export_panel.set_choice(export)
+    window.preview.set_mode("wipe")
+    window.close()
+
+    again = MainWindow(backend, QSettings())
+    qtbot.addWidget(again)
+    assert again.engine_panel.choice() == model
+    assert again.export_panel.choice() == export
+    assert again.engine_panel.compare.isChecked()
+    assert again.preview.mode == "wipe" and again.actions_by_name["wipe"].isChecked()
+    # ...and it was the test's own settings file, not the user's.
+    assert Path(QSettings().fileName()).parent.parent.name.startswith("qsettings")
+    assert not str(Path(QSettings().fileName())).startswith(str(Path.home()))
+
+
+def test_window_geometry_and_splitter_positions_persist(qtbot, backend):
+    window = MainWindow(backend, QSettings())
+    qtbot.addWidget(window)
+    window.resize(760, 560)  # inside the offscreen platform's 800 x 800 screen
+    window.show()
+    qtbot.waitExposed(window)
+    window.splitters["work"].setSizes([220, 260])
+    window.splitters["top"].setSizes([150, 250])
+    sizes = {name: splitter.sizes() for name, splitter in window.splitters.items()}
+    window.close()
+
+    again = MainWindow(backend, QSettings())
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitExposed(again)
+    assert again.size() == window.size()
+    assert {name: splitter.sizes() for name, splitter in again.splitters.items()} == sizes
+    assert sizes["work"][0] < sizes["work"][1]  # really moved from the default (figures smaller)
+
+
+def test_damaged_settings_fall_back_to_defaults():
+    qs = QSettings()
+    for key, value in {"engine/batch_size": "lots", "engine/size": 5, "engine/engine": "quantum",
+                       "export/format": "gif", "export/mirror_subfolders": "perhaps",
+                       "export/jpeg_quality": 400}.items():
+        qs.setValue(key, value)
+    loaded = app_settings.load(qs)
+    defaults = app_settings.AppSettings()
+    assert loaded.model == defaults.model
+    assert loaded.export.format == "keep" and loaded.export.mirror_subfolders is True
+    assert loaded.export.jpeg_quality == 92
+
+
+def test_options_the_machine_cannot_run_are_disabled_with_the_reason(qtbot):
+    options = {"devices": {"auto": None, "cpu": None, "cuda": None}, "auto_device": "cuda",
+               "precisions": {"cpu": {"auto": None, "fp32": None, "fp16": "fp16 is for CUDA GPUs",
+                                      "bf16": "this CPU has no native bf16"},
+                              "cuda": {"auto": None, "fp32": None, "fp16": None,
+                                       "bf16": "bf16 needs an Ampere or newer GPU; use fp16"}}}
+    panel = EnginePanel(options)
+    qtbot.addWidget(panel)
+    assert item_enabled(panel.precision, "fp16") and not item_enabled(panel.precision, "bf16")
+    bf16 = panel.precision.findData("bf16")
+    assert panel.precision.itemData(bf16, 3) == "bf16 needs an Ampere or newer GPU; use fp16"  # ToolTipRole
+
+    panel.precision.setCurrentIndex(panel.precision.findData("fp16"))
+    panel.device.setCurrentIndex(panel.device.findData("cpu"))
+    assert not item_enabled(panel.precision, "fp16")
+    assert panel.precision.currentData() == "auto"  # fp16 cannot run on the CPU: back to automatic
+
+    panel.engine.setCurrentIndex(panel.engine.findData("baseline"))
+    assert item_enabled(panel.precision, "fp32")
+    assert panel.precision.itemData(panel.precision.findData("bf16"), 3) == "the baseline engine runs fp32 only"
+
+
+def test_without_cuda_the_gpu_option_is_disabled_and_a_saved_cuda_choice_falls_back(qtbot, backend):
+    options = backend.available_options()
+    if options["auto_device"] == "cuda":
+        import pytest
+
+        pytest.skip("this machine has CUDA")
+    panel = EnginePanel(options)
+    qtbot.addWidget(panel)
+    assert not item_enabled(panel.device, "cuda")
+    assert "CUDA" in panel.device.itemData(panel.device.findData("cuda"), 3)
+    panel.set_choice(ModelChoice(device="cuda", precision="fp16"))
+    assert panel.choice().device == "auto" and panel.choice().precision == "auto"
+
+
+def test_about_box_shows_the_model_card_or_why_there_is_none(backend, tmp_path):
+    card = {"name": "CV_UNet colorizer", "steps": 5000, "data": {"train_photos": 900}}
+    text = about_html(card, None)
+    assert "CV_UNet colorizer" in text and "5000" in text and "train_photos: 900" in text
+
+    backend.weights = tmp_path / "missing.pt"
+    text = about_html(*backend.model_card())
+    assert "No trained model is installed" in text and "missing.pt" in text
+
+
+def test_live_plot_is_fed_and_labelled_cpu_on_the_cpu(qtbot, make_window, backend):
+    window = make_window(backend, device="cpu")
+    with qtbot.waitSignal(window.sampler.stats, timeout=5_000) as blocker:
+        pass
+    sample = blocker.args[0]
+    assert sample.kind == "cpu"
+    qtbot.waitUntil(lambda: window.utilization.sample_count() >= 1, timeout=5_000)
+    assert "CPU" in window.utilization.title.text()
+    assert "CPU utilization" in window.utilization.busy_plot.getPlotItem().titleLabel.text
+    assert "process memory" in window.utilization.memory_plot.getPlotItem().titleLabel.text

@@ -1,0 +1,213 @@
+"""The batch pipeline: outputs where they belong, per-photo errors, cancel, pause, timings."""
+
+import threading
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from helpers import random_model, write_grey
+
+from engine.colorizer import Colorizer, ColorizeSettings
+from engine.pipeline import BatchPipeline, ExportOptions, Job, RunControl, collect_inputs
+
+
+@pytest.fixture(scope="module")
+def colorizer():
+    return Colorizer.create(ColorizeSettings(device="cpu", size=64, batch_size=3), model=random_model())
+
+
+def make_tree(root: Path) -> Path:
+    src = root / "in"
+    write_grey(src / "a.png", 40, 60, 1)
+    write_grey(src / "b.jpg", 61, 33, 2)
+    write_grey(src / "sub" / "c.png", 50, 50, 3)
+    write_grey(src / "sub" / "deeper" / "d.tif", 30, 70, 4)
+    (src / "notes.txt").write_text("not a photo")
+    return src
+
+
+def run(colorizer, jobs, out, **kw):
+    results = []
+    summary = BatchPipeline(colorizer, ExportOptions(out, **kw)).run(jobs, on_result=results.append)
+    return summary, results
+
+
+def test_outputs_mirror_the_input_tree_with_the_same_names_and_sizes(colorizer, tmp_path):
+    src = make_tree(tmp_path)
+    jobs, problems = collect_inputs([src])
+    assert problems == [] and len(jobs) == 4  # notes.txt ignored
+    summary, results = run(colorizer, jobs, tmp_path / "out")
+    assert summary.done == 4 and summary.failed == 0
+    for rel in ["a.png", "b.jpg", "sub/c.png", "sub/deeper/d.tif"]:
+        src_img = cv2.imread(str(src / rel), cv2.IMREAD_UNCHANGED)
+        out_img = cv2.imread(str(tmp_path / "out" / rel))
+        assert out_img is not None and out_img.shape[:2] == src_img.shape[:2]
+    assert [r.index for r in results] == [0, 1, 2, 3]  # reported in input order
+
+
+def test_format_option_changes_the_extension(colorizer, tmp_path):
+    src = make_tree(tmp_path)
+    jobs, _ = collect_inputs([src])
+    run(colorizer, jobs, tmp_path / "out", format="webp")
+    assert sorted(p.name for p in (tmp_path / "out").rglob("*.webp")) == ["a.webp", "b.webp", "c.webp", "d.webp"]
+
+
+def test_broken_file_fails_alone_and_the_batch_goes_on(colorizer, tmp_path):
+    src = make_tree(tmp_path)
+    (src / "broken.jpg").write_bytes(b"\xff\xd8\xff\xe0 definitely not a jpeg")
+    jobs, _ = collect_inputs([src])
+    summary, results = run(colorizer, jobs, tmp_path / "out")
+    failed = [r for r in results if r.status == "failed"]
+    assert summary.done == 4 and len(failed) == 1
+    assert failed[0].source.name == "broken.jpg" and "\n" not in failed[0].message and failed[0].message
+
+
+def test_skip_existing_resumes_without_redoing_work(colorizer, tmp_path):
+    src = make_tree(tmp_path)
+    jobs, _ = collect_inputs([src])
+    out = tmp_path / "out"
+    run(colorizer, jobs, out)
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*.*")}
+    summary, results = run(colorizer, jobs, out, if_exists="skip")
+    assert summary.skipped == 4 and summary.done == 0
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*.*")} == before
+
+
+def test_new_name_never_overwrites_existing_outputs(colorizer, tmp_path):
+    src = make_tree(tmp_path)
+    jobs, _ = collect_inputs([src / "a.png"])
+    out = tmp_path / "out"
+    run(colorizer, jobs, out)
+    run(colorizer, jobs, out)
+    assert sorted(p.name for p in out.iterdir()) == ["a (1).png", "a.png"]
+
+
+def test_output_folder_equal_to_input_folder_never_overwrites_an_input(colorizer, tmp_path):
+    src = make_tree(tmp_path)
+    original = (src / "a.png").read_bytes()
+    jobs, _ = collect_inputs([src])
+    summary, results = run(colorizer, jobs, src, if_exists="overwrite")
+    assert summary.done == 4
+    assert (src / "a.png").read_bytes() == original
+    assert all(r.output != r.source for r in results)
+
+
+def test_timings_and_model_busy_share_are_reported(colorizer, tmp_path):
+    src = make_tree(tmp_path)
+    jobs, _ = collect_inputs([src])
+    summary, results = run(colorizer, jobs, tmp_path / "out")
+    assert all(r.decode_ms > 0 and r.infer_ms > 0 and r.encode_ms > 0 for r in results)
+    assert 0 < summary.model_busy_share <= 1
+    assert summary.photos_per_s > 0
+    assert "4 photos in" in summary.line() and "model busy" in summary.line()
+
+
+def test_cancel_stops_between_photos_and_leaves_no_partial_files(colorizer, tmp_path):
+    src = tmp_path / "in"
+    for i in range(12):
+        write_grey(src / f"p{i:02d}.png", 64, 64, i)
+    jobs, _ = collect_inputs([src])
+    control = RunControl()
+    seen = []
+
+    def on_result(r):
+        seen.append(r)
+        if len(seen) == 2:
+            control.cancel()
+
+    summary = BatchPipeline(colorizer, ExportOptions(tmp_path / "out")).run(jobs, on_result=on_result, control=control)
+    assert summary.cancelled
+    assert summary.done < 12
+    assert sum(r.status == "cancelled" for r in summary.results) == 12 - summary.done
+    written = list((tmp_path / "out").iterdir())
+    assert len(written) == summary.done
+    for p in written:
+        assert cv2.imread(str(p)) is not None and "partial" not in p.name
+
+
+def test_pause_holds_the_batch_until_resumed(colorizer, tmp_path):
+    src = tmp_path / "in"
+    for i in range(6):
+        write_grey(src / f"p{i}.png", 40, 40, i)
+    jobs, _ = collect_inputs([src])
+    control = RunControl()
+    control.pause()
+    done = threading.Event()
+    box = {}
+
+    def work():
+        box["summary"] = BatchPipeline(colorizer, ExportOptions(tmp_path / "out")).run(jobs, control=control)
+        done.set()
+
+    t = threading.Thread(target=work)
+    t.start()
+    assert not done.wait(1.0)  # paused: nothing finishes
+    assert not list((tmp_path / "out").glob("*.png"))
+    control.resume()
+    assert done.wait(60)
+    t.join()
+    assert box["summary"].done == 6
+
+
+def test_compare_mode_reports_both_times_and_the_difference(colorizer, tmp_path):
+    src = make_tree(tmp_path)
+    jobs, _ = collect_inputs([src])
+    baseline = Colorizer.create(ColorizeSettings(engine="baseline", device="cpu", size=64, batch_size=3),
+                                model=colorizer.model)
+    results = []
+    summary = BatchPipeline(colorizer, ExportOptions(tmp_path / "out"), compare=baseline).run(
+        jobs, on_result=results.append)
+    assert all(r.compare_infer_ms and r.compare_infer_ms > 0 for r in results)
+    assert summary.compare_speedup and summary.compare_speedup > 0
+    assert summary.max_abs_diff is not None and summary.max_abs_diff <= 1e-3
+
+
+def test_previews_carry_l_and_ab_for_the_gui(colorizer, tmp_path):
+    src = make_tree(tmp_path)
+    jobs, _ = collect_inputs([src / "a.png"])
+    results = []
+    BatchPipeline(colorizer, ExportOptions(tmp_path / "out"), preview_size=32).run(jobs, on_result=results.append)
+    p = results[0].preview
+    assert p is not None and max(p.L.shape) == 32 and p.ab.shape == p.L.shape + (2,)
+
+
+def test_collect_inputs_drops_duplicates_and_survives_symlink_loops(tmp_path):
+    src = make_tree(tmp_path)
+    (src / "sub" / "loop").symlink_to(src, target_is_directory=True)
+    jobs, problems = collect_inputs([src, src / "a.png", tmp_path / "missing"])
+    assert len(jobs) == 4
+    assert problems and "missing" in problems[0]
+
+
+def test_export_options_are_validated(tmp_path):
+    with pytest.raises(ValueError):
+        ExportOptions(tmp_path, format="gif").validated()
+    with pytest.raises(ValueError):
+        ExportOptions(tmp_path, name_pattern="{nope}").validated()
+
+
+def test_name_pattern_and_flat_export(colorizer, tmp_path):
+    src = make_tree(tmp_path)
+    jobs, _ = collect_inputs([src])
+    run(colorizer, jobs, tmp_path / "out", mirror_subfolders=False, name_pattern="{stem}_colour", format="png")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "a_colour.png", "b_colour.png", "c_colour.png", "d_colour.png"]
+
+
+def test_outputs_never_land_outside_the_output_folder(colorizer, tmp_path):
+    src = tmp_path / "in"
+    write_grey(src / "x.png", 20, 20)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "sub").symlink_to(outside, target_is_directory=True)
+    write_grey(src / "sub" / "y.png", 20, 20)
+    jobs = [Job(0, src / "sub" / "y.png", src), Job(1, Path(str(src) + "/../in/x.png"), src)]
+    summary, results = run(colorizer, jobs, out)
+    assert summary.done == 2
+    assert not list(outside.iterdir())
+    for r in results:
+        assert out.resolve() in Path(r.output).resolve().parents
+    assert np.all([Path(r.output).exists() for r in results])

@@ -1,0 +1,120 @@
+"""The optimized runtime computes what the baseline computes, for any shapes and batch sizes."""
+
+import numpy as np
+import pytest
+import torch
+from helpers import grey_photo, random_model
+
+from engine.colorizer import pack, prepare
+from engine.devices import precision_support
+from engine.optimized import OptimizedRuntime
+from engine.pool import BufferPool
+from engine.runtime import BaselineRuntime, make_runtime
+
+FP32_TOL = 1e-3  # ab, Lab units
+BF16_TOL = 8.0  # ab, Lab units: bf16 keeps ~3 significant digits through ~60 layers
+CPU = torch.device("cpu")
+
+
+@pytest.fixture(scope="module")
+def model():
+    return random_model()
+
+
+@pytest.fixture(scope="module")
+def runtimes(model):
+    return BaselineRuntime(model, CPU), OptimizedRuntime(model, CPU, "fp32")
+
+
+def canvas(shapes, seed=0):
+    return pack([prepare(grey_photo(h, w, seed + i), 96) for i, (h, w) in enumerate(shapes)])
+
+
+@pytest.mark.parametrize("shapes", [
+    [(50, 70)],  # not multiples of 16
+    [(33, 100), (100, 33)],
+    [(96, 96)] * 3,
+    [(81, 47), (60, 90), (17, 95), (95, 95), (40, 40)],
+    [(64, 64)] * 8,
+])
+def test_optimized_fp32_matches_baseline(runtimes, shapes):
+    base, opt = runtimes
+    L = canvas(shapes)
+    assert L.shape[0] == len(shapes)
+    a, b = base.run(L), opt.run(L)
+    assert a.shape == b.shape == (len(shapes), 2, L.shape[2] // 2, L.shape[3] // 2)
+    assert np.abs(a).max() > 1.0  # the comparison is not between two zero maps
+    assert np.abs(a - b).max() <= FP32_TOL
+
+
+def test_pool_never_leaks_one_photos_data_into_another(model):
+    opt = OptimizedRuntime(model, CPU, "fp32", pool=BufferPool())
+    x = canvas([(64, 96)], seed=1)
+    first = opt.run(x)
+    opt.run(canvas([(96, 64), (64, 64)], seed=2))  # other shapes in between
+    opt.run(canvas([(64, 96)] * 4, seed=3))  # same spatial shape, other batch
+    opt.run(canvas([(64, 96)], seed=4))  # same shape, other content: buffers reused
+    again = opt.run(x)
+    assert opt.pool.reuses > 0
+    np.testing.assert_array_equal(first, again)
+
+
+def test_pool_reuses_buffers_for_repeated_shapes():
+    pool = BufferPool()
+    with pool.scope() as s:
+        a = s.acquire((2, 3, 4, 4), torch.float32, CPU, channels_last=True)
+        b = s.acquire((2, 3, 4, 4), torch.float32, CPU, channels_last=True)
+        assert a.data_ptr() != b.data_ptr()  # both live: never aliased
+    with pool.scope() as s:
+        c = s.acquire((2, 3, 4, 4), torch.float32, CPU, channels_last=True)
+    assert c.data_ptr() in (a.data_ptr(), b.data_ptr())
+    assert c.is_contiguous(memory_format=torch.channels_last)
+    assert pool.allocations == 2 and pool.reuses == 1
+
+
+def test_pool_evicts_free_buffers_beyond_its_budget():
+    pool = BufferPool(max_bytes=1000)
+    for n in range(1, 6):
+        with pool.scope() as s:
+            s.acquire((n, 100), torch.float32, CPU)
+    assert pool.held_bytes <= 1000 + 5 * 100 * 4
+
+
+def test_bf16_stays_within_stated_tolerance(model):
+    base = BaselineRuntime(model, CPU)
+    opt = OptimizedRuntime(model, CPU, "bf16")
+    L = canvas([(64, 64), (40, 64)])
+    diff = np.abs(base.run(L) - opt.run(L))
+    assert diff.max() <= BF16_TOL
+    assert diff.mean() <= BF16_TOL / 8
+
+
+def test_input_shape_is_checked(runtimes):
+    with pytest.raises(ValueError, match="multiples of 32"):
+        runtimes[1].run(np.zeros((1, 1, 50, 64), np.float32))
+
+
+def test_baseline_refuses_reduced_precision(model):
+    with pytest.raises(ValueError):
+        make_runtime("baseline", model, "cpu", "bf16")
+
+
+def test_unknown_engine_is_a_clear_error(model):
+    with pytest.raises(ValueError, match="unknown engine"):
+        make_runtime("turbo", model, "cpu")
+
+
+def test_fp16_is_not_offered_on_the_cpu_with_a_reason():
+    support = precision_support(CPU)
+    assert support["fp32"] is None
+    assert support["fp16"] and "CUDA" in support["fp16"]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_fp16_with_graphs_matches_baseline(model):
+    dev = torch.device("cuda")
+    base = BaselineRuntime(model, dev)
+    opt = OptimizedRuntime(model, dev, "fp16")
+    for shapes in ([(64, 64)], [(64, 96)] * 3, [(64, 64)]):
+        L = canvas(shapes)
+        assert np.abs(base.run(L) - opt.run(L)).max() <= BF16_TOL
