@@ -220,7 +220,7 @@ def train(s: TrainSettings) -> dict[str, Any]:
 
     val_L, val_ab = fixed_batch(val_set, 256) if val_set.images else (None, None)
     t0 = time.monotonic()
-    budget = s.max_minutes * 60 if s.max_minutes else None
+    budget = s.max_minutes * 60 if s.max_minutes is not None else None
 
     def save_checkpoint() -> None:
         tmp = ckpt_path.with_suffix(".tmp")

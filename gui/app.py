@@ -27,8 +27,10 @@ log = logging.getLogger(__name__)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="main.py", description="Colorizer: bring grayscale photos to colour. "
-                                "Without a subcommand the window opens (subcommands: colorize, bench, train, evaluate).")
+    p = argparse.ArgumentParser(
+        prog="main.py",
+        description="Colorizer: bring grayscale photos to colour. Without a subcommand the window opens "
+                    "(subcommands: colorize, bench, train, evaluate).")
     p.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="photos or folders to queue")
     p.add_argument("--output", type=Path, metavar="DIR", help="the export folder")
     p.add_argument("--start", action="store_true", help="start colorizing the queued photos at once")

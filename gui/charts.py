@@ -79,7 +79,7 @@ class TimingChart(QWidget):
     def __init__(self, keep: int = 300, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.keep = keep
-        self.x: list[int] = []
+        self.photo: list[int] = []  # x: running photo number
         self.decode: list[float] = []
         self.model: list[float] = []
         self.encode: list[float] = []
@@ -103,25 +103,25 @@ class TimingChart(QWidget):
         layout.addWidget(self.plot)
 
     def clear(self) -> None:
-        for series in (self.x, self.decode, self.model, self.encode, self.baseline):
+        for series in (self.photo, self.decode, self.model, self.encode, self.baseline):
             series.clear()
         self._redraw()
 
     def add_result(self, r: Any) -> None:
         if r.status != "done":
             return
-        self.x.append(self.x[-1] + 1 if self.x else 1)
+        self.photo.append(self.photo[-1] + 1 if self.photo else 1)
         self.decode.append(r.decode_ms)
         self.model.append(r.infer_ms)
         self.encode.append(r.encode_ms)
         self.baseline.append(np.nan if r.compare_infer_ms is None else r.compare_infer_ms)
-        if len(self.x) > self.keep:
-            for series in (self.x, self.decode, self.model, self.encode, self.baseline):
+        if len(self.photo) > self.keep:
+            for series in (self.photo, self.decode, self.model, self.encode, self.baseline):
                 del series[0]
         self._redraw()
 
     def _redraw(self) -> None:
-        x = np.array(self.x, float)
+        x = np.array(self.photo, float)
         d, m, e = (np.array(s, float) for s in (self.decode, self.model, self.encode))
         self.bars["decode"].setOpts(x=x, height=d, y0=np.zeros_like(x))
         self.bars["model"].setOpts(x=x, height=m, y0=d)

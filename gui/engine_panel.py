@@ -67,11 +67,11 @@ class EnginePanel(QGroupBox):
         self.batch_size = QSpinBox()
         self.batch_size.setRange(1, 64)
         self.batch_size.setToolTip("Photos per model call; larger batches use more memory")
-        self.size = QSpinBox()
-        self.size.setRange(64, 4096)
-        self.size.setSingleStep(64)
-        self.size.setSuffix(" px")
-        self.size.setToolTip("Longer side the model works at; colour is upsampled to the photo's own size")
+        self.work_size = QSpinBox()
+        self.work_size.setRange(64, 4096)
+        self.work_size.setSingleStep(64)
+        self.work_size.setSuffix(" px")
+        self.work_size.setToolTip("Longer side the model works at; colour is upsampled to the photo's own size")
         self.compare = QCheckBox("Compare speed with the baseline engine")
         self.compare.setToolTip("Run every photo through both engines: times, speed-up and the largest difference")
 
@@ -80,14 +80,14 @@ class EnginePanel(QGroupBox):
         form.addRow("Device", self.device)
         form.addRow("Precision", self.precision)
         form.addRow("Batch size", self.batch_size)
-        form.addRow("Working size", self.size)
+        form.addRow("Working size", self.work_size)
         form.addRow(self.compare)
 
         self.set_choice(ModelChoice())
         for combo in (self.engine, self.device, self.precision):
             combo.currentIndexChanged.connect(self._on_combo)
         self.batch_size.valueChanged.connect(self.changed)
-        self.size.valueChanged.connect(self.changed)
+        self.work_size.valueChanged.connect(self.changed)
         self.compare.toggled.connect(self.changed)
 
     def resolved_device(self) -> str:
@@ -114,7 +114,7 @@ class EnginePanel(QGroupBox):
     def choice(self) -> ModelChoice:
         return ModelChoice(engine=self.engine.currentData(), device=self.device.currentData(),
                            precision=self.precision.currentData(), batch_size=self.batch_size.value(),
-                           size=self.size.value())
+                           size=self.work_size.value())
 
     def set_choice(self, choice: ModelChoice) -> None:
         """Select the saved choice, falling back to automatic where this machine cannot run it."""
@@ -124,4 +124,4 @@ class EnginePanel(QGroupBox):
         _select(self.precision, choice.precision)
         self._update_precisions()
         self.batch_size.setValue(choice.batch_size)
-        self.size.setValue(choice.size)
+        self.work_size.setValue(choice.size)

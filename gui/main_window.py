@@ -14,8 +14,20 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QUrl, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHeaderView, QLabel, QMainWindow, QMessageBox,
-                               QProgressBar, QScrollArea, QSplitter, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHeaderView,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QScrollArea,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.imageio import IMAGE_EXTENSIONS
 
@@ -93,10 +105,10 @@ class MainWindow(QMainWindow):
         self.engine_panel = EnginePanel(self.backend.available_options())
         self.export_panel = ExportPanel()
         options = QWidget()
-        col = QVBoxLayout(options)
-        col.addWidget(self.engine_panel)
-        col.addWidget(self.export_panel)
-        col.addStretch(1)
+        options_column = QVBoxLayout(options)
+        options_column.addWidget(self.engine_panel)
+        options_column.addWidget(self.export_panel)
+        options_column.addStretch(1)
         self.options_scroll = QScrollArea()
         self.options_scroll.setWidget(options)
         self.options_scroll.setWidgetResizable(True)
@@ -109,12 +121,12 @@ class MainWindow(QMainWindow):
 
         self.splitters = {name: QSplitter() for name in SPLITTERS}
         main, work, top, figures = (self.splitters[name] for name in SPLITTERS)
-        for w in (self.table, self.preview):
-            top.addWidget(w)
+        top.addWidget(self.table)
+        top.addWidget(self.preview)
         top.setStretchFactor(1, 1)
         top.setSizes([465, 475])
-        for w in (self.utilization, self.timing, self.summary):
-            figures.addWidget(w)
+        for figure in (self.utilization, self.timing, self.summary):
+            figures.addWidget(figure)
         figures.setSizes([300, 380, 260])
         work.setOrientation(Qt.Orientation.Vertical)
         work.addWidget(top)

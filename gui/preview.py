@@ -13,9 +13,23 @@ import cv2
 import numpy as np
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QImage, QPainter, QPen, QPixmap, QResizeEvent, QWheelEvent
-from PySide6.QtWidgets import (QButtonGroup, QGraphicsItem, QGraphicsLineItem, QGraphicsPixmapItem,
-                               QGraphicsRectItem, QGraphicsScene, QGraphicsView, QHBoxLayout, QLabel, QPushButton,
-                               QSlider, QStackedWidget, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QGraphicsItem,
+    QGraphicsLineItem,
+    QGraphicsPixmapItem,
+    QGraphicsRectItem,
+    QGraphicsScene,
+    QGraphicsView,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.color import join_lab, lightness, rgb_to_lab
 
@@ -42,7 +56,8 @@ def grey_image(L: np.ndarray) -> np.ndarray:
 
 def preview_from_files(source: Path, output: Path | None, size: int) -> tuple[np.ndarray, np.ndarray | None]:
     """(L, ab) at most ``size`` px from the files on disk, for photos whose cached preview was dropped.
-    ab comes from the written output (None when there is none yet)."""
+    ab comes from the written output (None when there is none yet).
+    """
     from engine.imageio import decode  # pure PIL/OpenCV; imported here as only this fallback needs it
 
     def small(pixels: np.ndarray) -> np.ndarray:
@@ -174,18 +189,24 @@ class BeforeAfterView(QWidget):
         self._sync(self.after_view, self.before_view)
         self.before_view.resized.connect(self._refit)
 
-        self.side_button = QToolButton(text="Side by side", checkable=True, checked=True)
-        self.wipe_button = QToolButton(text="Wipe", checkable=True)
+        self.side_button = QToolButton()
+        self.side_button.setText("Side by side")
+        self.wipe_button = QToolButton()
+        self.wipe_button.setText("Wipe")
+        for button in (self.side_button, self.wipe_button):
+            button.setCheckable(True)
+        self.side_button.setChecked(True)
         self.side_button.setToolTip("Grey and colour next to each other, zoomed and panned together")
         self.wipe_button.setToolTip("One photo: grey left of the line, colour right of it")
         modes = QButtonGroup(self)
         modes.addButton(self.side_button)
         modes.addButton(self.wipe_button)
-        self.side_button.toggled.connect(lambda on: on and self.set_mode("side"))
-        self.wipe_button.toggled.connect(lambda on: on and self.set_mode("wipe"))
-        self.fit_button = QToolButton(text="Fit")
+        self.wipe_button.toggled.connect(lambda on: self.set_mode("wipe" if on else "side"))
+        self.fit_button = QToolButton()
+        self.fit_button.setText("Fit")
         self.fit_button.clicked.connect(self.fit)
-        self.actual_button = QToolButton(text="100%")
+        self.actual_button = QToolButton()
+        self.actual_button.setText("100%")
         self.actual_button.clicked.connect(self.actual_size)
         self.strength = QSlider(Qt.Orientation.Horizontal)
         self.strength.setRange(0, 200)

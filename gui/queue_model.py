@@ -20,6 +20,7 @@ COLUMNS = ("File", "Size", "Status", "Time", "Model", "Baseline", "Speed-up", "M
 COL_FILE, COL_SIZE, COL_STATUS, COL_TIME, COL_MODEL, COL_BASELINE, COL_SPEEDUP, COL_MESSAGE = range(len(COLUMNS))
 COMPARE_COLUMNS = (COL_BASELINE, COL_SPEEDUP)
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
+_ROOT = QModelIndex()
 
 _STATUS_COLOURS = {"failed": QColor(200, 40, 40), "done": QColor(30, 130, 60), "working": QColor(30, 90, 200),
                    "skipped": QColor(140, 110, 20)}
@@ -80,10 +81,10 @@ class QueueModel(QAbstractTableModel):
         self._index: dict[int, int] | None = {}  # key -> row number; None after removals
 
     # -- Qt model interface -------------------------------------------------------------------
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

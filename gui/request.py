@@ -1,5 +1,6 @@
 """What the UI thread hands the worker: frozen snapshots, so later edits in the window cannot
-change a batch that is already running. Plain data, no Qt and no engine imports."""
+change a batch that is already running. Plain data, no Qt and no engine imports.
+"""
 
 from __future__ import annotations
 

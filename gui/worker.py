@@ -1,4 +1,5 @@
-"""The one bridge between the GUI and the engine: everything here may import torch.
+"""The one bridge between the GUI and the engine: the only gui module that imports the torch-backed
+engine modules (it never imports torch itself; the import-linter contracts check both).
 
 ``BatchWorker`` is a QObject moved to a QThread by ``gui.batch.BatchController``; it turns a
 ``BatchRequest`` into engine objects on the worker thread, runs ``BatchPipeline`` there and
@@ -16,11 +17,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import torch
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from engine.colorizer import ColorizeSettings, Colorizer
-from engine.devices import UtilizationMonitor, precision_support, resolve_device
+from engine.colorizer import Colorizer, ColorizeSettings
+from engine.devices import UtilizationMonitor, device_options, resolve_device
 from engine.pipeline import BatchPipeline, BatchSummary, ExportOptions, Job, RunControl, collect_inputs
 from engine.weights import WeightsError, weights_meta
 
@@ -45,7 +45,8 @@ def to_export(choice: ExportChoice) -> ExportOptions:
 
 class CachedFactory:
     """Builds colorizers with ``make`` and keeps the last few, so a second batch with the same
-    settings does not load the weights again. Called on worker threads, one batch at a time."""
+    settings does not load the weights again. Called on worker threads, one batch at a time.
+    """
 
     def __init__(self, make: ColorizerFactory, keep: int = 2) -> None:
         self._make = make
@@ -119,7 +120,8 @@ class BatchWorker(QObject):
 
 class UtilizationSampler(QObject):
     """Polls ``UtilizationMonitor`` about twice a second on the UI thread (a sample is a cheap,
-    non-blocking NVML or psutil read) and emits ``stats(Utilization)``."""
+    non-blocking NVML or psutil read) and emits ``stats(Utilization)``.
+    """
 
     stats = Signal(object)  # engine.devices.Utilization
 
@@ -127,8 +129,8 @@ class UtilizationSampler(QObject):
         super().__init__(parent)
         try:
             dev = resolve_device(device)
-        except ValueError:
-            dev = torch.device("cpu")
+        except ValueError:  # a saved "cuda" on a machine without one
+            dev = resolve_device("cpu")
         self._monitor = UtilizationMonitor(dev)
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
@@ -160,14 +162,12 @@ def available_options() -> dict[str, Any]:
     ``{"devices": {name: reason|None}, "auto_device": "cpu"|"cuda",
        "precisions": {"cpu"|"cuda": {name: reason|None}}}``
     """
-    has_cuda = torch.cuda.is_available()
+    auto = resolve_device("auto").type  # CUDA exactly when a usable GPU is present
     devices: dict[str, str | None] = {"auto": None, "cpu": None,
-                                      "cuda": None if has_cuda else "no CUDA GPU is usable on this machine"}
-    precisions: dict[str, dict[str, str | None]] = {}
-    for name in ("cpu", "cuda") if has_cuda else ("cpu",):
-        support = precision_support(torch.device(name))
-        precisions[name] = {"auto": None, **support}
-    return {"devices": devices, "auto_device": "cuda" if has_cuda else "cpu", "precisions": precisions}
+                                      "cuda": None if auto == "cuda" else "no usable CUDA GPU on this machine"}
+    precisions = {name: {"auto": None, **support} for name, support in device_options().items()
+                  if devices.get(name) is None}
+    return {"devices": devices, "auto_device": auto, "precisions": precisions}
 
 
 def model_card(path: Path | None = None) -> tuple[dict[str, Any] | None, str | None]:
@@ -194,21 +194,21 @@ def collect(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
 def untrained_factory(settings: ColorizeSettings) -> Colorizer:
     """A colorizer with random weights: for tests and screenshots before training has finished.
 
-    Its bins are the 98 ab grid points nearest grey and its head has a random bias (a fresh model's
-    bins are all zero, which would colour nothing), so the output has a visible, meaningless, tint.
+    Its bins are the 98 ab grid points nearest grey and its head has a fixed random bias (a fresh
+    model's bins are all zero, which would colour nothing), so the output has a visible, meaningless tint.
     """
     import numpy as np
 
     from engine.color import ab_grid
     from engine.model import CVUNet, ModelConfig
 
-    torch.manual_seed(0)
     model = CVUNet(ModelConfig(num_bins=98)).eval()
     grid = ab_grid()
-    nearest = grid[np.argsort(np.hypot(grid[:, 0], grid[:, 1]), kind="stable")[:98]]
-    with torch.no_grad():
-        model.bins.copy_(torch.from_numpy(np.ascontiguousarray(nearest)))
-        model.head.bias.normal_(0.0, 2.0)
+    nearest = np.ascontiguousarray(grid[np.argsort(np.hypot(grid[:, 0], grid[:, 1]), kind="stable")[:98]])
+    bias = np.random.default_rng(0).normal(0.0, 2.0, 98).astype(np.float32)
+    bins, head_bias = model.get_buffer("bins"), model.head.get_parameter("bias")
+    bins.copy_(bins.new_tensor(nearest))
+    head_bias.data.copy_(head_bias.new_tensor(bias))
     return Colorizer.create(settings, model=model)
 
 

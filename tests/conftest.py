@@ -1,5 +1,6 @@
 """Fixtures for the GUI tests (tests/test_gui_*.py). Engine tests use none of these: the autouse
-fixtures do nothing for them, and Qt is imported only inside fixtures."""
+fixtures do nothing for them, and Qt is imported only inside fixtures.
+"""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ def test_command_line_queues_the_paths_sets_the_export_folder_and_runs(qtbot, ba
     window = build_window(parse_args([str(tmp_path / "album"), "--output", str(tmp_path / "cli-out"), "--start"]),
                           backend, QSettings())
     qtbot.addWidget(window)
-    window.engine_panel.size.setValue(64)
+    window.engine_panel.work_size.setValue(64)
     assert [r.path for r in window.queue.rows()] == photos
     assert window.export_panel.choice().output_dir == tmp_path / "cli-out"
     with qtbot.waitSignal(window.controller.finished, timeout=60_000) as blocker:

@@ -46,7 +46,7 @@ def test_whole_batch_colorizes_every_photo_and_shows_progress_and_summary(qtbot,
     assert window.progress.value() == 5 and window.progress.maximum() == 5
     assert "5 done of 5" in window.summary.text()
     assert "photos/s" in window.summary.text()
-    assert len(window.timing.x) == 5 and all(m > 0 for m in window.timing.model)
+    assert len(window.timing.photo) == 5 and all(m > 0 for m in window.timing.model)
     assert "5 photos in" in window.status_label.text()
     assert not window.preview.after_image().isNull()  # the latest photo is shown
     assert window.actions_by_name["start"].isEnabled() and not window.actions_by_name["cancel"].isEnabled()
@@ -221,3 +221,15 @@ def test_a_second_batch_runs_only_new_and_failed_photos(qtbot, make_window, back
     summary = _run(qtbot, window)
     assert summary.total == 1 and summary.done == 1
     assert len(_outputs(tmp_path / "out")) == 3
+
+
+def test_closing_the_window_mid_batch_cancels_and_joins_the_worker(qtbot, make_window, slow_backend, grey_photos,
+                                                                   tmp_path):
+    window = make_window(slow_backend, batch_size=1)
+    window.add_paths(grey_photos(10))
+    with qtbot.waitSignal(window.controller.image_done, timeout=TIMEOUT_MS):
+        assert window.start_batch()
+    window.close()
+    assert not window.controller.running  # joined: the dangling-QThread check would fail the test otherwise
+    files = _outputs(tmp_path / "out")
+    assert len(files) < 10 and not [f for f in files if "colorizer-partial" in f.name]

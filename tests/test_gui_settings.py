@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QMenu
 
 from gui import settings as app_settings
 from gui.engine_panel import EnginePanel, item_enabled
@@ -94,8 +96,6 @@ def test_options_the_machine_cannot_run_are_disabled_with_the_reason(qtbot):
 def test_without_cuda_the_gpu_option_is_disabled_and_a_saved_cuda_choice_falls_back(qtbot, backend):
     options = backend.available_options()
     if options["auto_device"] == "cuda":
-        import pytest
-
         pytest.skip("this machine has CUDA")
     panel = EnginePanel(options)
     qtbot.addWidget(panel)
@@ -125,3 +125,13 @@ def test_live_plot_is_fed_and_labelled_cpu_on_the_cpu(qtbot, make_window, backen
     assert "CPU" in window.utilization.title.text()
     assert "CPU utilization" in window.utilization.busy_plot.getPlotItem().titleLabel.text
     assert "process memory" in window.utilization.memory_plot.getPlotItem().titleLabel.text
+
+
+def test_main_actions_are_in_the_menus_with_keyboard_shortcuts(make_window, backend):
+    window = make_window(backend)
+    in_menus = {a.text() for menu in window.menuBar().findChildren(QMenu) for a in menu.actions()}
+    for name in ("add_files", "add_folder", "samples", "start", "pause", "cancel", "remove", "clear", "about",
+                 "open_output", "wipe"):
+        assert window.actions_by_name[name].text() in in_menus, name
+    for name in ("add_files", "add_folder", "start", "pause", "cancel", "remove", "zoom_in", "fit"):
+        assert not window.actions_by_name[name].shortcut().isEmpty(), name

@@ -1,0 +1,40 @@
+import cv2
+import numpy as np
+import pytest
+from helpers import colour_photo, random_model
+
+from engine.colorizer import Colorizer, ColorizeSettings
+from engine.evaluate import evaluate_photos, load_folder, markdown_table, psnr
+
+
+def test_psnr_of_identical_images_is_capped_and_noise_lowers_it():
+    a = np.random.default_rng(0).random((10, 10, 3))
+    assert psnr(a, a) == 99.0
+    assert psnr(a, np.clip(a + 0.1, 0, 1)) < 25
+
+
+@pytest.fixture(scope="module")
+def report():
+    c = Colorizer.create(ColorizeSettings(device="cpu", size=64), model=random_model())
+    photos = [(f"p{i}", colour_photo(50, 70, i)) for i in range(3)]
+    return evaluate_photos(c, photos)
+
+
+def test_report_has_every_metric_and_baseline(report):
+    assert len(report["rows"]) == 3
+    m = report["mean"]
+    for k in ("psnr", "psnr_grey", "psnr_tint", "ab_error", "ab_error_grey", "colourfulness",
+              "colourfulness_original", "colourfulness_ratio"):
+        assert np.isfinite(m[k])
+    # The constant tint is the folder's mean ab: on its own photos it beats plain grey.
+    assert m["ab_error_tint"] <= m["ab_error_grey"]
+    assert "constant tint" in markdown_table(report)
+
+
+def test_load_folder_keeps_colour_photos_and_reports_the_rest(tmp_path):
+    cv2.imwrite(str(tmp_path / "c.png"), colour_photo(30, 30))
+    cv2.imwrite(str(tmp_path / "g.png"), colour_photo(30, 30)[..., 0])
+    (tmp_path / "x.jpg").write_bytes(b"nope")
+    photos, problems = load_folder(tmp_path, "all")
+    assert [n for n, _ in photos] == ["c.png"]
+    assert len(problems) == 2
