@@ -1,7 +1,7 @@
 """Command line: colorize, bench, train, evaluate (``main.py`` sends anything else to the GUI).
 
-Exit codes: 0 all succeeded, 1 some inputs failed (each named on stderr), 2 usage errors.
-No traceback reaches the user.
+Exit codes: 0 all succeeded, 1 some inputs failed (each named on stderr, one line each),
+2 usage errors. No traceback reaches the user.
 """
 
 from __future__ import annotations
@@ -10,8 +10,18 @@ import argparse
 import logging
 import sys
 import time
+import warnings
 from pathlib import Path
 
+
+def printable(text: object) -> str:
+    """``text`` on one line: control characters (a newline in a file name) and undecodable bytes escaped."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(text))
+
+
+def first_line(text: object) -> str:
+    lines = [ln for ln in str(text).splitlines() if ln.strip()]
+    return printable(lines[0].strip()) if lines else ""
 
 
 class UsageError(Exception):
@@ -59,16 +69,17 @@ def _colorize(args: argparse.Namespace) -> int:
                                colour_inputs=args.colour_inputs).validated()
     except ValueError as err:
         raise UsageError(str(err)) from None
+    warnings.simplefilter("ignore")  # library warnings mean nothing to the user; failures are reported per photo
     jobs, problems = collect_inputs(args.inputs)
     for p in problems:
-        print(f"error: {p}", file=sys.stderr)
+        print(f"error: {printable(p)}", file=sys.stderr)
     if not jobs:
         print("error: no photos found in the given inputs", file=sys.stderr)
         return 1
     try:
         colorizer = Colorizer.create(settings)
     except WeightsError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {first_line(err)}", file=sys.stderr)
         return 1
     except ValueError as err:
         raise UsageError(str(err)) from None
@@ -81,7 +92,10 @@ def _colorize(args: argparse.Namespace) -> int:
         if r.status == "failed":
             failed += 1
             bar.close()
-            print(f"{r.source}: {r.message}", file=sys.stderr)
+            print(f"{printable(r.source)}: {first_line(r.message) or 'failed'}", file=sys.stderr)
+        elif r.status == "done" and r.message:  # done, with a note (e.g. colorized on the CPU after GPU OOM)
+            bar.close()
+            print(f"{printable(r.source)}: note: {first_line(r.message)}", file=sys.stderr)
 
     control = RunControl()
     pipeline = BatchPipeline(colorizer, export)
@@ -94,7 +108,7 @@ def _colorize(args: argparse.Namespace) -> int:
         return 130
     bar.close()
     if summary.stopped_reason:
-        print(f"error: {summary.stopped_reason}", file=sys.stderr)
+        print(f"error: {first_line(summary.stopped_reason)}", file=sys.stderr)
     print(f"{summary.line()} [{colorizer.description}]")
     return 1 if failed or problems or summary.stopped_reason else 0
 
@@ -105,7 +119,8 @@ def _train(args: argparse.Namespace) -> int:
     s = TrainSettings(data=args.data, out=args.out, work=args.work, steps=args.steps, batch=args.batch,
                       size=args.size, lr=args.lr, seed=args.seed, max_minutes=args.max_minutes,
                       resume=args.resume, init=args.init, freeze_steps=args.freeze_steps,
-                      val_every=args.val_every, threads=args.threads)
+                      val_every=args.val_every, threads=args.threads, reg_weight=args.reg_weight,
+                      reg_beta=args.reg_beta, rebalance=args.rebalance)
     if not args.data.is_dir():
         raise UsageError(f"{args.data} is not a folder")
     card = train(s)
@@ -179,6 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--resume", action="store_true")
     t.add_argument("--init", type=Path, help="fine-tune from these weights")
     t.add_argument("--threads", type=int)
+    t.add_argument("--reg-weight", type=float, default=5.0, help="weight of the ab regression loss")
+    t.add_argument("--reg-beta", type=float, default=0.05, help="smooth-L1 beta (larger: closer to L2)")
+    t.add_argument("--rebalance", type=float, default=0.5, help="class rebalancing mix (1.0: none)")
     t.set_defaults(func=_train)
 
     e = sub.add_parser("evaluate", help="quality report on a folder of colour photos")
@@ -209,7 +227,7 @@ def main(argv: list[str]) -> int:
         return 130
     except Exception as err:  # noqa: BLE001 - the user gets one line, the log gets the rest
         logging.getLogger(__name__).debug("unexpected error", exc_info=True)
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {first_line(err) or type(err).__name__}", file=sys.stderr)
         return 1
     return 0
 

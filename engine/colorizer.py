@@ -3,10 +3,17 @@
 The network runs at a working size (longer side ``size``, aspect kept, padded to a multiple
 of 32); its ab output is upsampled to the photo's size and joined with the photo's own
 full-resolution L, so detail and sharpness come from the original.
+
+Full-resolution work (L, the ab upsampling) goes in horizontal strips, so a photo of tens of
+megapixels needs little memory beyond its own pixels.
+
+Out of memory on the device: ``Colorizer.infer`` splits the batch and retries; the pipeline
+then retries a photo at a smaller working size and on the CPU (``Colorizer.infer_on_cpu``).
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 from dataclasses import dataclass, replace
@@ -25,6 +32,24 @@ from .weights import load_model
 log = logging.getLogger(__name__)
 
 MIN_WORK = 64  # tiny photos are worked at least this large
+STRIP_PIXELS = 1 << 20  # full-resolution work goes in strips of about this many pixels
+
+
+def strips(h: int, w: int, pixels: int = STRIP_PIXELS) -> list[tuple[int, int]]:
+    """Row ranges [(r0, r1), ...] covering h rows, each about ``pixels`` pixels."""
+    rows = max(1, pixels // max(1, w))
+    return [(r0, min(h, r0 + rows)) for r0 in range(0, h, rows)]
+
+
+def is_out_of_memory(err: BaseException) -> bool:
+    """Whether an exception from a runtime means memory ran out (CUDA, or the CPU allocator)."""
+    if isinstance(err, (torch.cuda.OutOfMemoryError, MemoryError)):
+        return True
+    if isinstance(err, RuntimeError):
+        text = str(err).lower()
+        return any(k in text for k in ("out of memory", "can't allocate memory", "alloc_failed",
+                                       "not enough memory"))
+    return False
 
 
 @dataclass(frozen=True)
@@ -74,13 +99,33 @@ def padded(n: int) -> int:
     return max(MULTIPLE, math.ceil(n / MULTIPLE) * MULTIPLE)
 
 
-def prepare(image: np.ndarray, size: int) -> Prepared:
-    """image: H x W grey or H x W x 3 RGB, uint8/uint16/float 0..1."""
-    L = lightness(image)
+def _lightness(image: np.ndarray) -> np.ndarray:
+    """L of the whole photo; colour photos are converted in strips (a full Lab copy is 12 bytes a pixel)."""
+    if image.ndim == 2 or image.shape[0] * image.shape[1] <= STRIP_PIXELS:
+        return lightness(image)
+    H, W = image.shape[:2]
+    L = np.empty((H, W), np.float32)
+    for r0, r1 in strips(H, W):
+        L[r0:r1] = lightness(image[r0:r1])
+    return L
+
+
+def _working_L(L: np.ndarray, size: int) -> np.ndarray:
     h, w = working_shape(L.shape[0], L.shape[1], size)
     interp = cv2.INTER_AREA if h < L.shape[0] else cv2.INTER_LINEAR
     small = cv2.resize(L, (w, h), interpolation=interp) if (h, w) != L.shape else L
-    return Prepared(L, np.ascontiguousarray(small, dtype=np.float32))
+    return np.ascontiguousarray(small, dtype=np.float32).reshape(h, w)
+
+
+def prepare(image: np.ndarray, size: int) -> Prepared:
+    """image: H x W grey or H x W x 3 RGB, uint8/uint16/float 0..1."""
+    L = _lightness(image)
+    return Prepared(L, _working_L(L, size))
+
+
+def reprepare(item: Prepared, size: int) -> Prepared:
+    """The same photo at another working size (the full-size L is shared, not copied)."""
+    return Prepared(item.L, _working_L(item.L, size))
 
 
 def pack(items: list[Prepared]) -> np.ndarray:
@@ -97,12 +142,39 @@ def pack(items: list[Prepared]) -> np.ndarray:
     return batch
 
 
+def ab_source(ab_half: np.ndarray, item: Prepared) -> np.ndarray:
+    """The network's half-size ab for one photo, cropped and resized to full width: h' x W x 2.
+
+    Small (h' is at most half the working size); ``ab_rows`` makes full-resolution rows from it.
+    """
+    h, w = item.small.shape
+    crop = np.ascontiguousarray(ab_half[:, : (h + 1) // 2, : (w + 1) // 2].transpose(1, 2, 0))
+    W = item.shape[1]
+    return cv2.resize(crop, (W, crop.shape[0]), interpolation=cv2.INTER_LINEAR).reshape(crop.shape[0], W, 2)
+
+
+def _rows_axis(n_dst: int, n_src: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bilinear source rows and weights, with OpenCV's INTER_LINEAR pixel-centre convention."""
+    src = (np.arange(n_dst, dtype=np.float64) + 0.5) * (n_src / n_dst) - 0.5
+    src = np.clip(src, 0.0, n_src - 1)
+    i0 = np.floor(src).astype(np.intp)
+    i1 = np.minimum(i0 + 1, n_src - 1)
+    return i0, i1, (src - i0).astype(np.float32)
+
+
+def ab_rows(source: np.ndarray, height: int, r0: int, r1: int) -> np.ndarray:
+    """Rows r0..r1 of the full-size ab (of ``height`` rows) from ``ab_source``'s output."""
+    i0, i1, f = _rows_axis(height, source.shape[0])
+    f = f[r0:r1, None, None]
+    out = source[i0[r0:r1]] * (1.0 - f)
+    out += source[i1[r0:r1]] * f
+    return out
+
+
 def unpack(ab_half: np.ndarray, item: Prepared) -> np.ndarray:
     """The network's half-size ab for one photo -> H x W x 2 at the photo's full size."""
-    h, w = item.small.shape
-    crop = ab_half[:, : (h + 1) // 2, : (w + 1) // 2].transpose(1, 2, 0)
-    H, W = item.shape
-    return cv2.resize(np.ascontiguousarray(crop), (W, H), interpolation=cv2.INTER_LINEAR).reshape(H, W, 2)
+    H = item.shape[0]
+    return ab_rows(ab_source(ab_half, item), H, 0, H)
 
 
 class Colorizer:
@@ -112,6 +184,9 @@ class Colorizer:
         self.runtime = runtime
         self.settings = settings
         self.model = model
+        self.batch_limit: int | None = None  # set after the device ran out of memory on a larger batch
+        self.oom_splits = 0  # how many times a batch was split after running out of memory
+        self._cpu_runtime: Runtime | None = None
 
     @classmethod
     def create(cls, settings: ColorizeSettings = ColorizeSettings(), model: CVUNet | None = None) -> Colorizer:
@@ -129,9 +204,54 @@ class Colorizer:
         return f"{self.runtime.name} {self.runtime.precision} on {self.runtime.device.type}"
 
     def infer(self, canvas: np.ndarray) -> np.ndarray:
-        """The network on a packed canvas (N x 1 x H x W) -> half-size ab (N x 2 x H/2 x W/2)."""
+        """The network on a packed canvas (N x 1 x H x W) -> half-size ab (N x 2 x H/2 x W/2).
+
+        Out of memory on a batch: the batch is split in halves and retried, and later batches
+        are kept at the size that was tried last. A single photo out of memory raises.
+        """
+        n = len(canvas)
+        limit = self.batch_limit
+        if limit is not None and n > limit:
+            return np.concatenate([self.infer(canvas[i : i + limit]) for i in range(0, n, limit)])
+        try:
+            with torch.inference_mode():
+                return self.runtime.run(canvas)
+        except Exception as err:
+            if n == 1 or not is_out_of_memory(err):
+                raise
+            self.free_memory()
+            half = (n + 1) // 2
+            self.batch_limit = half
+            self.oom_splits += 1
+            log.info("out of memory on a batch of %d: retrying in batches of %d", n, half)
+        return np.concatenate([self.infer(canvas[:half]), self.infer(canvas[half:])])
+
+    @property
+    def on_cpu(self) -> bool:
+        return self.runtime.device.type == "cpu"
+
+    def free_memory(self) -> None:
+        """Give back what the runtime keeps between calls (buffer pool, CUDA graphs, cached blocks)."""
+        pool = getattr(self.runtime, "pool", None)
+        if pool is not None and hasattr(pool, "clear"):
+            pool.clear()
+        graphs = getattr(self.runtime, "_graphs", None)
+        if isinstance(graphs, dict):
+            graphs.clear()
+        gc.collect()
+        if not self.on_cpu and torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def infer_on_cpu(self, canvas: np.ndarray) -> np.ndarray:
+        """The same model in fp32 on the CPU (built on first use): the last resort after the GPU ran out of memory."""
+        if self._cpu_runtime is None:
+            cpu = torch.device("cpu")
+            try:
+                self._cpu_runtime = make_runtime("optimized", self.model, cpu, "fp32")
+            except ValueError:  # a model the optimized runtime does not support
+                self._cpu_runtime = make_runtime("baseline", self.model, cpu, "fp32")
         with torch.inference_mode():
-            return self.runtime.run(canvas)
+            return self._cpu_runtime.run(canvas)
 
     def predict(self, items: list[Prepared]) -> list[np.ndarray]:
         """Full-size ab (H x W x 2 float32) for each prepared photo, in one network call."""

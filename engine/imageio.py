@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,18 @@ class ImageError(Exception):
 
 
 class OutputUnwritable(ImageError):
-    """Writing failed for a reason no other photo will escape (disk full, read-only folder)."""
+    """Writing failed for a reason no other photo will escape (disk full, read-only folder).
+
+    ``errno`` is the operating system's error number (``errno.ENOSPC``, ``errno.EROFS``...) or None.
+    """
+
+    def __init__(self, message: str, errno: int | None = None) -> None:
+        super().__init__(message)
+        self.errno = errno
+
+    @property
+    def disk_full(self) -> bool:
+        return self.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 @dataclass
@@ -60,8 +72,11 @@ def has_colour(rgb: np.ndarray) -> bool:
 
 
 def _sixteen_bit_rgb(path: Path) -> np.ndarray | None:
-    """Pillow reads 48/64-bit PNG and TIFF as 8-bit; OpenCV keeps all 16 bits."""
-    data = cv2.imread(str(path), cv2.IMREAD_UNCHANGED | cv2.IMREAD_IGNORE_ORIENTATION)
+    """Pillow reads 48/64-bit PNG and TIFF as 8-bit; OpenCV keeps all 16 bits.
+
+    Read through numpy: ``cv2.imread`` cannot open names that are not valid UTF-8.
+    """
+    data = cv2.imdecode(np.fromfile(path, dtype=np.uint8), cv2.IMREAD_UNCHANGED | cv2.IMREAD_IGNORE_ORIENTATION)
     if data is None or data.dtype != np.uint16 or data.ndim != 3:
         return None
     code = cv2.COLOR_BGRA2RGBA if data.shape[2] == 4 else cv2.COLOR_BGR2RGB
@@ -69,9 +84,17 @@ def _sixteen_bit_rgb(path: Path) -> np.ndarray | None:
 
 
 def decode(path: Path, max_pixels: int = MAX_PIXELS) -> DecodedImage:
+    """Read one photo, upright. Any failure is an ``ImageError`` with a one-line reason.
+
+    The header's dimensions are checked against ``max_pixels`` before any pixel is allocated.
+    """
     path = Path(path)
     try:
-        if path.stat().st_size == 0:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            # A pipe would block forever, a device would never end.
+            raise ImageError("not a regular file (a folder, pipe, device or socket)")
+        if st.st_size == 0:
             raise ImageError("empty file")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -106,9 +129,18 @@ def decode(path: Path, max_pixels: int = MAX_PIXELS) -> DecodedImage:
         raise ImageError("file not found") from None
     except IsADirectoryError:
         raise ImageError("is a folder, not a file") from None
-    except (OSError, SyntaxError, ValueError, EOFError, MemoryError, Image.DecompressionBombError) as err:
+    except MemoryError:
+        raise ImageError("not enough memory to decode this photo") from None
+    except OSError as err:
+        if err.errno in (errno.EIO, errno.ELOOP, errno.ENAMETOOLONG, errno.ENXIO, errno.ESTALE):
+            raise ImageError(f"unreadable file ({_short(err)})") from None
         raise ImageError(f"truncated or corrupt image ({_short(err)})") from None
-    colour = pixels.ndim == 3 and has_colour(pixels)
+    except Exception as err:  # noqa: BLE001 - damaged files make Pillow raise almost anything
+        raise ImageError(f"truncated or corrupt image ({_short(err)})") from None
+    try:
+        colour = pixels.ndim == 3 and has_colour(pixels)
+    except (cv2.error, MemoryError) as err:
+        raise ImageError(f"could not read the colours ({_short(err)})") from None
     return DecodedImage(np.ascontiguousarray(pixels), alpha, colour, exif, icc, fmt)
 
 
@@ -154,8 +186,28 @@ def _to_array(im: Image.Image) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 def _short(err: BaseException) -> str:
-    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return text[:120]
+    return one_line(str(err), 120) or type(err).__name__
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """The first non-empty line of ``text``, control characters escaped, at most ``limit`` characters."""
+    for line in str(text).splitlines():
+        if line.strip():
+            line = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in line.strip())
+            return line if len(line) <= limit else line[: limit - 1] + "\u2026"
+    return ""
+
+
+def write_error(err: OSError, what: str = "the output") -> ImageError:
+    """The ImageError for an OSError met while writing: ``OutputUnwritable`` where no photo can escape it."""
+    code = err.errno
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return OutputUnwritable(f"disk full: cannot write {what}", code)
+    if code == errno.EROFS:
+        return OutputUnwritable("output folder is on a read-only disk", code)
+    if code in (errno.EACCES, errno.EPERM):
+        return OutputUnwritable(f"output folder is not writable ({os.strerror(code)})", code)
+    return ImageError(f"could not write {what} ({_short(err)})")
 
 
 def output_extension(source: Path, choice: str) -> str:
@@ -167,18 +219,51 @@ def output_extension(source: Path, choice: str) -> str:
     return FORMATS[choice]
 
 
+_NAME_MAX = 255  # bytes in one file name on every common file system
+
+
 def partial_name(final: Path) -> Path:
-    return final.with_name(f".{final.name}.{secrets.token_hex(4)}{PARTIAL_MARK}")
+    """A hidden temporary name next to ``final``: ``.NAME.PID-RANDOM.colorizer-partial``.
+
+    The writer's process id lets ``clean_partials`` leave a running writer's files alone.
+    The name is shortened where needed so that it fits where ``final`` fits.
+    """
+    tag = f".{os.getpid()}-{secrets.token_hex(4)}{PARTIAL_MARK}"
+    name = final.name
+    while name and len(os.fsencode(f".{name}{tag}")) > _NAME_MAX:
+        name = name[:-1]
+    return final.with_name(f".{name}{tag}")
+
+
+def _writer_alive(name: str) -> bool:
+    """Whether the process that wrote this temporary file still runs (and is not us)."""
+    stem = name[: -len(PARTIAL_MARK)]
+    pid_part = stem.rsplit(".", 1)[-1].split("-", 1)[0]
+    if not pid_part.isdigit():
+        return False  # an older name without a process id
+    pid = int(pid_part)
+    if pid == os.getpid() or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it runs, as another user
+        return True
+    return True
 
 
 def clean_partials(folder: Path) -> int:
-    """Delete temporary files a killed run left behind; returns how many."""
+    """Delete temporary files a killed run left behind; returns how many.
+
+    Files of a writer that still runs (another batch writing into the same folder) are kept.
+    """
     removed = 0
-    if not folder.is_dir():
+    if not os.path.isdir(folder):
         return 0
     for root, _dirs, files in os.walk(folder):
         for name in files:
-            if name.endswith(PARTIAL_MARK):
+            if name.endswith(PARTIAL_MARK) and not _writer_alive(name):
                 try:
                     os.unlink(os.path.join(root, name))
                     removed += 1
@@ -228,11 +313,16 @@ def encode(final: Path, rgb: np.ndarray, *, quality: int = 92, alpha: np.ndarray
         os.replace(tmp, final)
     except OSError as err:
         _unlink_quietly(tmp)
-        if err.errno == errno.ENOSPC:
-            raise OutputUnwritable("disk full: cannot write the output") from None
-        if err.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-            raise OutputUnwritable(f"output folder is not writable ({os.strerror(err.errno)})") from None
-        raise ImageError(f"could not write the output ({_short(err)})") from None
+        raise write_error(err) from None
+    except ImageError:
+        _unlink_quietly(tmp)
+        raise
+    except MemoryError:
+        _unlink_quietly(tmp)
+        raise ImageError("not enough memory to write the output") from None
+    except Exception as err:  # noqa: BLE001 - an encoder refusing (e.g. a size over its limit)
+        _unlink_quietly(tmp)
+        raise ImageError(f"could not encode the output as {ext} ({_short(err)})") from None
     except BaseException:
         _unlink_quietly(tmp)
         raise

@@ -162,7 +162,7 @@ class FusedCVUNet:
         head = fold(model.head, None, None)
         # softmax(logits / T): fold 1/T into the head.
         self.head = exact(FConv(head.weight / t, head.bias / t if head.bias is not None else None))
-        self.centres = model.bins.detach().float().t()[:, :, None, None].contiguous().to(device)
+        self.centres = model.bins.detach().float().contiguous().to(device)  # Q x 2
         r1 = fold(model.refine.conv1, None, "relu")
         r1.weight = r1.weight.clone()
         r1.weight[:, :2] *= 1.0 / 110.0  # the refine sees ab / AB_RANGE: fold the scale in
@@ -211,10 +211,14 @@ class FusedCVUNet:
         if y.dtype != torch.float32:
             y = y.float()
         logits = self.head(y)
-        # A channels_last ``out`` gives wrong results in _softmax.out (torch 2.13, CPU): keep it NCHW.
-        probs = scope.acquire(tuple(logits.shape), torch.float32, self.device, False)
-        torch.ops.aten._softmax.out(logits, 1, False, out=probs)
-        ab4 = F.conv2d(probs, self.centres)
+        # Softmax over bins along the last axis of the NHWC view: no layout change, no NCHW kernel.
+        # (A channels_last ``out`` for _softmax.out over dim 1 is wrong in torch 2.13 on the CPU.)
+        nhwc = logits.permute(0, 2, 3, 1).contiguous()
+        probs = scope.acquire(tuple(nhwc.shape), torch.float32, self.device)
+        torch.ops.aten._softmax.out(nhwc, -1, False, out=probs)
+        ab4_nhwc = scope.acquire(tuple(nhwc.shape[:3]) + (2,), torch.float32, self.device)
+        torch.matmul(probs, self.centres, out=ab4_nhwc)
+        ab4 = ab4_nhwc.permute(0, 3, 1, 2)
         ab_up = refine_buf[:, :2]
         torch.ops.aten.upsample_bilinear2d.out(ab4, [h // 2, w // 2], False, None, None, out=ab_up)
         ab = self.refine2(self.refine1(refine_buf))

@@ -2,10 +2,17 @@
 
 ``BatchPipeline.run`` runs on the caller's thread (the GUI's worker thread, or the CLI's
 main thread) and calls ``on_result`` there, once per photo, in input order.
+
+Reliability rules: a photo that cannot be read, colorized or written fails alone with a
+one-line reason and the batch goes on; the batch stops (the rest reported as cancelled with
+the reason) only when nothing more can be written (disk full, read-only output). Memory is
+bounded: decoded photos waiting and outputs waiting to be written are limited in number and
+in pixels, and full-resolution work goes in strips.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import threading
@@ -20,9 +27,10 @@ import cv2
 import numpy as np
 
 from .color import join_lab
-from .colorizer import Colorizer, Prepared, pack, prepare, unpack
-from .imageio import (IMAGE_EXTENSIONS, MAX_PIXELS, DecodedImage, ImageError, OutputUnwritable, clean_partials,
-                      decode, encode, output_extension)
+from .colorizer import (MIN_WORK, Colorizer, Prepared, ab_rows, ab_source, is_out_of_memory, pack, prepare,
+                        reprepare, strips)
+from .imageio import (IMAGE_EXTENSIONS, MAX_PIXELS, PARTIAL_MARK, DecodedImage, ImageError, OutputUnwritable,
+                      clean_partials, decode, encode, one_line, output_extension, write_error)
 
 log = logging.getLogger(__name__)
 
@@ -183,19 +191,27 @@ def collect_inputs(paths: Iterable[Path]) -> tuple[list[Job], list[str]]:
             seen.add(key)
             jobs.append(Job(len(jobs), path, root))
 
+    def unreadable(err: OSError) -> None:
+        problems.append(f"{err.filename or p}: cannot read this folder ({err.strerror or err})")
+
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
             visited: set[tuple[int, int]] = set()
-            for folder, dirs, files in os.walk(p, followlinks=True):
-                st = os.stat(folder)
-                if (st.st_dev, st.st_ino) in visited:
+            for folder, dirs, files in os.walk(p, followlinks=True, onerror=unreadable):
+                try:
+                    st = os.stat(folder)
+                except OSError as err:
+                    unreadable(err)
+                    dirs[:] = []
+                    continue
+                if (st.st_dev, st.st_ino) in visited:  # a symlink back to a folder already walked
                     dirs[:] = []
                     continue
                 visited.add((st.st_dev, st.st_ino))
                 dirs.sort()
                 for name in sorted(files):
-                    if Path(name).suffix.lower() in IMAGE_EXTENSIONS and not name.endswith(".colorizer-partial"):
+                    if Path(name).suffix.lower() in IMAGE_EXTENSIONS and not name.endswith(PARTIAL_MARK):
                         add(Path(folder) / name, p)
         elif p.is_file():
             add(p, p.parent)
@@ -269,23 +285,54 @@ class _Decoded:
     error: str | None = None
     skip: str | None = None
 
+    @property
+    def pixels(self) -> int:
+        return self.prepared.L.size if self.prepared is not None else 0
 
-def _preview(item: Prepared, ab: np.ndarray, size: int) -> Preview:
+
+def _preview_from_source(item: Prepared, source: np.ndarray, size: int) -> Preview:
+    """A preview from ``ab_source``'s output, without making the full-resolution ab."""
     h, w = item.shape
     s = min(1.0, size / max(h, w))
-    if s < 1:
-        dsize = (max(1, round(w * s)), max(1, round(h * s)))
-        return Preview(cv2.resize(item.L, dsize, interpolation=cv2.INTER_AREA),
-                       cv2.resize(ab, dsize, interpolation=cv2.INTER_AREA).reshape(dsize[1], dsize[0], 2))
-    return Preview(item.L.copy(), ab.copy())
+    if s >= 1:
+        return Preview(item.L.copy(), ab_rows(source, h, 0, h))
+    dsize = (max(1, round(w * s)), max(1, round(h * s)))
+    interp = cv2.INTER_AREA if dsize[1] <= source.shape[0] else cv2.INTER_LINEAR
+    return Preview(cv2.resize(item.L, dsize, interpolation=cv2.INTER_AREA),
+                   cv2.resize(source, dsize, interpolation=interp).reshape(dsize[1], dsize[0], 2))
+
+
+def _to_depth(rgb: np.ndarray, out: np.ndarray) -> None:
+    """Float RGB 0..1 into ``out`` (uint8 or uint16), rounded; ``rgb`` is used as scratch."""
+    top = 65535.0 if out.dtype == np.uint16 else 255.0
+    rgb *= top
+    rgb += 0.5
+    np.clip(rgb, 0, top, out=rgb)
+    out[...] = rgb  # truncates: with the 0.5 above, rounds
 
 
 def render(L: np.ndarray, ab: np.ndarray, image: DecodedImage) -> np.ndarray:
     """The colour photo in the input's bit depth (uint8, or uint16 for 16-bit inputs)."""
-    rgb = join_lab(L, ab)
-    if image.pixels.dtype == np.uint16:
-        return np.clip(rgb * 65535.0 + 0.5, 0, 65535).astype(np.uint16)
-    return np.clip(rgb * 255.0 + 0.5, 0, 255).astype(np.uint8)
+    H, W = L.shape
+    out = np.empty((H, W, 3), np.uint16 if image.pixels.dtype == np.uint16 else np.uint8)
+    for r0, r1 in strips(H, W):
+        _to_depth(join_lab(L[r0:r1], ab[r0:r1]), out[r0:r1])
+    return out
+
+
+def render_from_source(L: np.ndarray, source: np.ndarray, image: DecodedImage) -> np.ndarray:
+    """``render`` with the ab made strip by strip from ``ab_source``'s output (bounded memory)."""
+    H, W = L.shape
+    out = np.empty((H, W, 3), np.uint16 if image.pixels.dtype == np.uint16 else np.uint8)
+    for r0, r1 in strips(H, W):
+        _to_depth(join_lab(L[r0:r1], ab_rows(source, H, r0, r1)), out[r0:r1])
+    return out
+
+
+def _done_future(value: object) -> Future:
+    f: Future = Future()
+    f.set_result(value)
+    return f
 
 
 class BatchPipeline:
@@ -297,11 +344,14 @@ class BatchPipeline:
         compare: a second engine run on the same batches (speed comparison); its outputs
             are not written, only timed and diffed.
         preview_size: when > 0, each result carries a preview at most this large.
+        max_pixels: photos whose header claims more pixels are refused before decoding.
+        max_buffered_pixels: decoded photos waiting for the model, and colorized photos waiting
+            to be written, are held up to about this many pixels each (always at least one).
     """
 
     def __init__(self, colorizer: Colorizer, export: ExportOptions, *, compare: Colorizer | None = None,
                  decode_workers: int = 2, encode_workers: int = 2, preview_size: int = 0,
-                 max_pixels: int = MAX_PIXELS) -> None:
+                 max_pixels: int = MAX_PIXELS, max_buffered_pixels: int = 64_000_000) -> None:
         self.colorizer = colorizer
         self.export = export.validated()
         self.compare = compare
@@ -309,6 +359,7 @@ class BatchPipeline:
         self.encode_workers = encode_workers
         self.preview_size = preview_size
         self.max_pixels = max_pixels
+        self.max_buffered_pixels = max_buffered_pixels
 
     def _decode(self, job: Job, out: Path | None, skip: str) -> _Decoded:
         d = _Decoded(job, out)
@@ -326,27 +377,44 @@ class BatchPipeline:
             d.error = str(err)
         except MemoryError:
             d.error = "not enough memory to decode this photo"
+        except Exception as err:  # noqa: BLE001 - one odd photo must not end the batch
+            log.debug("decoding %s failed", job.path, exc_info=True)
+            d.error = f"could not read this photo ({one_line(str(err), 120) or type(err).__name__})"
+        if d.error is not None:
+            d.image = d.prepared = None
         d.ms = 1000 * (time.perf_counter() - t)
         return d
 
-    def _encode(self, d: _Decoded, ab: np.ndarray) -> tuple[float, str | None, bool]:
-        """Returns (ms, error, fatal)."""
+    def _encode(self, d: _Decoded, source: np.ndarray) -> tuple[float, str | None, OutputUnwritable | None]:
+        """Render and write one photo. Returns (ms, error, the error when no photo can escape it)."""
         assert d.image is not None and d.prepared is not None and d.out is not None
         t = time.perf_counter()
+        err_text: str | None = None
+        fatal: OutputUnwritable | None = None
         try:
-            d.out.parent.mkdir(parents=True, exist_ok=True)
-            rgb = render(d.prepared.L, ab, d.image)
+            try:
+                d.out.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise write_error(err, "the output folder") from None
+            rgb = render_from_source(d.prepared.L, source, d.image)
             keep = self.export.keep_metadata
             encode(d.out, rgb, quality=self.export.jpeg_quality, alpha=d.image.alpha,
                    exif=d.image.exif if keep else None, icc=d.image.icc if keep else None)
-            return 1000 * (time.perf_counter() - t), None, False
         except OutputUnwritable as err:
-            return 1000 * (time.perf_counter() - t), str(err), True
+            err_text, fatal = str(err), err
         except ImageError as err:
-            return 1000 * (time.perf_counter() - t), str(err), False
+            err_text = str(err)
+        except MemoryError:
+            err_text = "not enough memory to write the output"
         except OSError as err:
-            fatal = isinstance(err, PermissionError)
-            return 1000 * (time.perf_counter() - t), f"could not write the output ({err.strerror or err})", fatal
+            e = write_error(err)
+            err_text, fatal = str(e), e if isinstance(e, OutputUnwritable) else None
+        except Exception as err:  # noqa: BLE001 - one odd photo must not end the batch
+            log.debug("writing %s failed", d.out, exc_info=True)
+            err_text = f"could not write the output ({one_line(str(err), 120) or type(err).__name__})"
+        finally:
+            d.image = d.prepared = None  # the future keeps ``d``: let its pixels go now
+        return 1000 * (time.perf_counter() - t), err_text, fatal
 
     def run(self, jobs: Sequence[Job], on_result: Callable[[PhotoResult], None] | None = None,
             control: RunControl | None = None) -> BatchSummary:
@@ -358,12 +426,16 @@ class BatchPipeline:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             summary.stopped_reason = f"cannot create the output folder {out_dir}: {err.strerror or err}"
-        clean_partials(out_dir) if out_dir.is_dir() else None
+        if summary.stopped_reason is None:
+            clean_partials(out_dir)
         planner = OutputPlanner(self.export, jobs)
         pending_results: deque[tuple[PhotoResult, Future | None]] = deque()
         batch_size = self.colorizer.settings.batch_size
         lookahead = max(2 * batch_size, 4)
+        max_pending_writes = 2 * batch_size + self.encode_workers
+        budget = self.max_buffered_pixels
         fatal_writes = 0
+        building = [0]  # pixels of the batch being put together
 
         def emit(result: PhotoResult) -> None:
             summary.results.append(result)
@@ -376,7 +448,12 @@ class BatchPipeline:
             if on_result is not None:
                 on_result(result)
 
+        def writes_waiting() -> tuple[int, int]:
+            futs = [(r, f) for r, f in pending_results if f is not None and not f.done()]
+            return len(futs), sum(r.width * r.height for r, _ in futs)
+
         def drain(block: bool) -> None:
+            """Report finished photos in input order; ``block``: wait for all of them."""
             nonlocal fatal_writes
             while pending_results:
                 result, fut = pending_results[0]
@@ -388,25 +465,45 @@ class BatchPipeline:
                     if err:
                         result.status, result.message, result.output = "failed", err, None
                         fatal_writes = fatal_writes + 1 if fatal else 0
-                        if fatal and summary.done == 0 and fatal_writes >= 2:
-                            summary.stopped_reason = f"stopped: {err}"
+                        # Nothing can be written: the disk is full or read-only, or no photo was written yet.
+                        if fatal is not None and fatal_writes >= 2 and (
+                                summary.done == 0 or fatal.disk_full or fatal.errno == errno.EROFS):
+                            summary.stopped_reason = summary.stopped_reason or f"stopped: {err}"
                     else:
                         fatal_writes = 0
                 pending_results.popleft()
                 emit(result)
+
+        def throttle_writes() -> None:
+            """Wait for the oldest writes while too many photos (or pixels) wait to be written."""
+            while pending_results:
+                n, px = writes_waiting()
+                if n <= 1 or (n <= max_pending_writes and px <= budget):
+                    return
+                head = next(f for _, f in pending_results if f is not None and not f.done())
+                head.result()
+                drain(block=False)
 
         with ThreadPoolExecutor(self.decode_workers, thread_name_prefix="decode") as dec_pool, \
                 ThreadPoolExecutor(self.encode_workers, thread_name_prefix="encode") as enc_pool:
             queue: deque[Future[_Decoded]] = deque()
             next_job = 0
 
+            def buffered() -> int:
+                return building[0] + sum(f.result().pixels for f in queue if f.done())
+
             def fill() -> None:
                 nonlocal next_job
                 while next_job < len(jobs) and len(queue) < lookahead and not control.cancelled \
-                        and summary.stopped_reason is None:
+                        and summary.stopped_reason is None and (not queue or buffered() < budget):
                     job = jobs[next_job]
-                    out, skip = planner.plan(job)
-                    queue.append(dec_pool.submit(self._decode, job, out, skip))
+                    try:
+                        out, skip = planner.plan(job)
+                    except (OSError, ValueError) as err:
+                        queue.append(_done_future(_Decoded(job, None, error="cannot choose an output name "
+                                                           f"({one_line(str(err), 120)})")))
+                    else:
+                        queue.append(dec_pool.submit(self._decode, job, out, skip))
                     next_job += 1
 
             fill()
@@ -415,24 +512,31 @@ class BatchPipeline:
                 if control.cancelled or summary.stopped_reason is not None:
                     break
                 batch: list[_Decoded] = []
-                while queue and len(batch) < batch_size:
+                entries: list[tuple[PhotoResult, Future | None] | None] = []  # None: a photo of ``batch``
+                building[0] = 0
+                while queue and len(batch) < batch_size and (not batch or building[0] < budget // 2):
                     d = queue.popleft().result()
+                    building[0] += d.pixels
                     fill()
                     base = PhotoResult(d.job.index, d.job.path, "done", decode_ms=d.ms)
                     if d.image is not None:
                         base.width, base.height = d.image.size
                     if d.error is not None:
                         base.status, base.message = "failed", d.error
-                        pending_results.append((base, None))
+                        entries.append((base, None))
                     elif d.skip is not None:
                         base.status, base.message = "skipped", d.skip
-                        pending_results.append((base, None))
+                        entries.append((base, None))
                     else:
                         batch.append(d)
+                        entries.append(None)
+                done_batch = iter(self._infer_batch(batch, summary, enc_pool) if batch else [])
+                pending_results.extend(e if e is not None else next(done_batch) for e in entries)
+                building[0] = 0
+                batch = []
                 drain(block=False)
-                if batch:
-                    self._infer_batch(batch, summary, pending_results, enc_pool)
-                drain(block=False)
+                throttle_writes()
+                fill()
             drain(block=True)
             cancelled_jobs = [f.result().job for f in queue] + list(jobs[next_job:])
             for f in queue:
@@ -446,35 +550,97 @@ class BatchPipeline:
         return summary
 
     def _infer_batch(self, batch: list[_Decoded], summary: BatchSummary,
-                     pending: deque[tuple[PhotoResult, Future | None]], enc_pool: ThreadPoolExecutor) -> None:
+                     enc_pool: ThreadPoolExecutor) -> list[tuple[PhotoResult, Future | None]]:
+        """Colorize one batch; returns each photo's result (and its write, if any), in batch order."""
+        pending: list[tuple[PhotoResult, Future | None]] = []
         items = [d.prepared for d in batch if d.prepared is not None]
+        notes = [""] * len(batch)
         canvas = pack(items)
         t = time.perf_counter()
+        splits = self.colorizer.oom_splits
+        ab_list: list[np.ndarray | None]
+        rescued = False
         try:
             ab_half = self.colorizer.infer(canvas)
+            ab_list = [ab_half[i] for i in range(len(batch))]
+            if self.colorizer.oom_splits != splits:
+                where = "on the device" if self.colorizer.on_cpu else "on the GPU"
+                notes = [f"out of memory {where}: colorized in smaller batches"] * len(batch)
         except Exception as err:  # noqa: BLE001 - one bad batch must not end the run
-            log.exception("inference failed")
-            for d in batch:
-                pending.append((PhotoResult(d.job.index, d.job.path, "failed", f"colorization failed: {err}",
-                                            decode_ms=d.ms), None))
-            return
+            if not is_out_of_memory(err):
+                log.debug("inference failed", exc_info=True)
+                reason = f"colorization failed: {one_line(str(err), 160) or type(err).__name__}"
+                for d in batch:
+                    pending.append((PhotoResult(d.job.index, d.job.path, "failed", reason, decode_ms=d.ms), None))
+                return pending
+            rescued = True
+            self.colorizer.free_memory()
+            ab_list = []
+            for i, d in enumerate(batch):
+                ab, item, note = self._rescue(d)
+                ab_list.append(ab)
+                if item is not None:
+                    items[i] = item
+                notes[i] = note
         infer_s = time.perf_counter() - t
         summary.infer_s += infer_s
         compare_ms = diff = None
-        if self.compare is not None:
-            t = time.perf_counter()
-            other = self.compare.infer(canvas)
-            c_s = time.perf_counter() - t
-            summary.compare_infer_s += c_s
-            compare_ms = 1000 * c_s / len(batch)
-            diff = float(np.abs(other - ab_half).max())
-            summary.max_abs_diff = diff if summary.max_abs_diff is None else max(summary.max_abs_diff, diff)
+        if self.compare is not None and not rescued:
+            try:
+                t = time.perf_counter()
+                other = self.compare.infer(canvas)
+                c_s = time.perf_counter() - t
+                summary.compare_infer_s += c_s
+                compare_ms = 1000 * c_s / len(batch)
+                diff = max(float(np.abs(other[i] - ab_list[i]).max()) for i in range(len(batch)))  # type: ignore[operator]
+                summary.max_abs_diff = diff if summary.max_abs_diff is None else max(summary.max_abs_diff, diff)
+            except Exception:  # noqa: BLE001 - the comparison is a measurement, never a reason to fail a photo
+                log.debug("the comparison engine failed", exc_info=True)
         for i, d in enumerate(batch):
             assert d.prepared is not None and d.image is not None
-            ab = unpack(ab_half[i], d.prepared)
-            res = PhotoResult(d.job.index, d.job.path, "done", output=d.out, decode_ms=d.ms,
+            ab = ab_list[i]
+            if ab is None:
+                pending.append((PhotoResult(d.job.index, d.job.path, "failed", notes[i], decode_ms=d.ms,
+                                            width=d.image.size[0], height=d.image.size[1]), None))
+                continue
+            source = ab_source(ab, items[i])
+            res = PhotoResult(d.job.index, d.job.path, "done", notes[i], output=d.out, decode_ms=d.ms,
                               infer_ms=1000 * infer_s / len(batch), compare_infer_ms=compare_ms, max_abs_diff=diff)
             res.width, res.height = d.image.size
             if self.preview_size > 0:
-                res.preview = _preview(d.prepared, ab, self.preview_size)
-            pending.append((res, enc_pool.submit(self._encode, d, ab)))
+                res.preview = _preview_from_source(d.prepared, source, self.preview_size)
+            pending.append((res, enc_pool.submit(self._encode, d, source)))
+        return pending
+
+    def _rescue(self, d: _Decoded) -> tuple[np.ndarray | None, Prepared | None, str]:
+        """One photo the device had no memory for: (half-size ab, the item it was made from, note).
+
+        Tried in turn: the photo alone (``infer`` already split the batch), a smaller working size,
+        then the CPU. Never the grey input passed off as colour: (None, None, reason) if all fail.
+        """
+        c = self.colorizer
+        assert d.prepared is not None
+        where = "on the device" if c.on_cpu else "on the GPU"
+        attempts: list[tuple[str, Prepared, Callable[[np.ndarray], np.ndarray]]] = [
+            ("", d.prepared, c.infer)]
+        size = max(d.prepared.small.shape)
+        if size // 2 >= MIN_WORK:
+            attempts.append((f"colorized at working size {size // 2}", reprepare(d.prepared, size // 2), c.infer))
+        if not c.on_cpu:
+            attempts.append(("colorized on the CPU", d.prepared, c.infer_on_cpu))
+        last: BaseException | None = None
+        for note, item, infer in attempts:
+            try:
+                ab = infer(pack([item]))[0]
+            except Exception as err:  # noqa: BLE001
+                last = err
+                if not is_out_of_memory(err):
+                    break
+                c.free_memory()
+                continue
+            log.info("%s: out of memory %s, %s", d.job.path.name, where, note or "retried alone")
+            return ab, item, f"out of memory {where}: {note or 'colorized alone'}"
+        reason = (one_line(str(last), 120) or type(last).__name__) if last is not None else ""
+        if last is not None and not is_out_of_memory(last):
+            return None, None, f"colorization failed after running out of memory {where}: {reason}"
+        return None, None, f"colorization failed: out of memory {where}" + (f" ({reason})" if reason else "")

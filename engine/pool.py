@@ -18,7 +18,7 @@ Key = tuple[tuple[int, ...], torch.dtype, str, bool, bool]
 
 
 class BufferPool:
-    def __init__(self, max_bytes: int = 3 * 2**30) -> None:
+    def __init__(self, max_bytes: int = 768 * 2**20) -> None:
         self.max_bytes = max_bytes
         self._free: OrderedDict[Key, list[torch.Tensor]] = OrderedDict()
         self._held_bytes = 0  # bytes of every buffer the pool owns (free or handed out)

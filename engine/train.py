@@ -46,7 +46,8 @@ class TrainSettings:
     encoder_lr_scale: float = 0.5
     freeze_steps: int = 600
     reg_weight: float = 5.0
-    rebalance: float = 0.5
+    reg_beta: float = 0.05  # smooth-L1 beta on ab/110: larger is closer to L2 (PSNR), smaller to L1
+    rebalance: float = 0.5  # 1.0: no class rebalancing
     seed: int = 0
     max_minutes: float | None = None
     resume: bool = False
@@ -64,14 +65,14 @@ def soft_targets(ab: torch.Tensor, centres: torch.Tensor, sigma: float) -> tuple
 
 
 def losses(model: CVUNet, L: torch.Tensor, ab: torch.Tensor, class_w: torch.Tensor,
-           reg_weight: float) -> tuple[torch.Tensor, dict[str, float]]:
+           reg_weight: float, reg_beta: float = 0.05) -> tuple[torch.Tensor, dict[str, float]]:
     logits, ab_pred = model.forward_train(L)
     ab4 = F.avg_pool2d(ab, 4)
     target, nearest = soft_targets(ab4, model.bins, color.BIN_STEP / 2)
     ce_map = -(target * torch.log_softmax(logits.float(), dim=1)).sum(1)
     ce = (ce_map * class_w[nearest]).mean()
     ab2 = F.avg_pool2d(ab, 2)
-    reg = F.smooth_l1_loss(ab_pred.float() / color.AB_RANGE, ab2 / color.AB_RANGE, beta=0.05)
+    reg = F.smooth_l1_loss(ab_pred.float() / color.AB_RANGE, ab2 / color.AB_RANGE, beta=reg_beta)
     total = ce + reg_weight * reg
     return total, {"ce": float(ce.detach()), "reg": float(reg.detach())}
 
@@ -247,7 +248,7 @@ def train(s: TrainSettings) -> dict[str, Any]:
             assert got == step
             Lt = torch.from_numpy(L).contiguous(memory_format=torch.channels_last)
             abt = torch.from_numpy(ab)
-            loss, parts = losses(model, Lt, abt, class_w, s.reg_weight)
+            loss, parts = losses(model, Lt, abt, class_w, s.reg_weight, s.reg_beta)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
