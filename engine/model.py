@@ -36,6 +36,8 @@ class ModelConfig:
         decoder: widths of the decoder stages at strides 16, 8 and 4.
         refine: width of the half-resolution refinement.
         temperature: annealed-mean temperature of the read-out (lower is more vivid).
+        chroma_gain: scale on the predicted ab at inference; a loss that favours PSNR
+            undershoots colourfulness, and training sets this to give back what it lost.
     """
 
     num_bins: int = 313
@@ -47,6 +49,7 @@ class ModelConfig:
     decoder: tuple[int, int, int] = (128, 96, 64)
     refine: int = 16
     temperature: float = 0.38
+    chroma_gain: float = 1.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -175,7 +178,8 @@ class CVUNet(nn.Module):
         return logits, self.refine(ab, f1.to(ab.dtype))
 
     def forward(self, L: torch.Tensor) -> torch.Tensor:
-        return self.forward_train(L)[1]
+        ab = self.forward_train(L)[1]
+        return ab * self.config.chroma_gain if self.config.chroma_gain != 1.0 else ab
 
 
 def init_encoder_from_imagenet(model: CVUNet, imagenet_state: dict[str, torch.Tensor]) -> None:

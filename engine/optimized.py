@@ -172,6 +172,7 @@ class FusedCVUNet:
         r2.bias = r2.bias * 110.0 if r2.bias is not None else None
         self.refine1, self.refine2 = exact(r1), exact(r2)
         self.c1 = self.blocks[SKIP_BLOCKS[0]].project.weight.shape[0]
+        self.gain = float(model.config.chroma_gain)
 
     def forward(self, L: torch.Tensor, scope: Scope, out: torch.Tensor | None = None) -> torch.Tensor:
         """L: N x 1 x H x W float32 on the device. Returns N x 2 x H/2 x W/2 float32."""
@@ -223,9 +224,10 @@ class FusedCVUNet:
         torch.ops.aten.upsample_bilinear2d.out(ab4, [h // 2, w // 2], False, None, None, out=ab_up)
         ab = self.refine2(self.refine1(refine_buf))
         if out is None:
-            return ab.add_(ab_up)
-        torch.add(ab, ab_up, out=out)
-        return out
+            out = ab.add_(ab_up)
+        else:
+            torch.add(ab, ab_up, out=out)
+        return out.mul_(self.gain) if self.gain != 1.0 else out
 
     def _bottleneck(self, x: torch.Tensor, scope: Scope) -> torch.Tensor:
         if self.aspp is None:

@@ -27,7 +27,7 @@ from . import color
 from .dataset import PhotoSet, fixed_batch, load_photos, make_batch
 from .encoder import load_imagenet_lite0
 from .model import CVUNet, ModelConfig, init_encoder_from_imagenet
-from .weights import load_model, save_weights
+from .weights import load_model, save_weights, weights_meta
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,8 @@ def predict_rgb(model: CVUNet, L: np.ndarray, temperature: float | None = None, 
     for i in range(0, len(L), batch):
         x = torch.from_numpy(L[i : i + batch]).contiguous(memory_format=torch.channels_last)
         _, ab = model.forward_train(x, temperature)
-        ab = F.interpolate(ab.float(), size=x.shape[-2:], mode="bilinear", align_corners=False)
+        ab = F.interpolate(ab.float() * model.config.chroma_gain, size=x.shape[-2:], mode="bilinear",
+                           align_corners=False)
         for j in range(len(x)):
             out.append(color.join_lab(L[i + j, 0], ab[j].permute(1, 2, 0).numpy()))
     return np.stack(out)
@@ -119,6 +120,16 @@ def choose_temperature(model: CVUNet, L: np.ndarray, ab: np.ndarray) -> tuple[fl
     vivid = [r for r in rows if r["colourfulness_ratio"] >= 0.85]
     best = max(vivid, key=lambda r: r["psnr"]) if vivid else max(rows, key=lambda r: r["colourfulness_ratio"])
     return best["temperature"], rows
+
+
+def choose_chroma_gain(model: CVUNet, L: np.ndarray, ab: np.ndarray, temperature: float) -> tuple[float, float]:
+    """The ab scale that brings the colourfulness of the model's output up to the originals' (at most 1.5x).
+
+    Measured on training photos, where the model is at its most confident: on unseen photos it is
+    less sure and more muted, so this never over-saturates them. Returns (gain, ratio before).
+    """
+    ratio = quality(model, L, ab, temperature)["colourfulness_ratio"]
+    return float(min(1.5, max(1.0, 1.0 / max(ratio, 1e-6)))), float(ratio)
 
 
 class BatchPrefetcher:
@@ -271,8 +282,11 @@ def train(s: TrainSettings) -> dict[str, Any]:
 
     model.eval()
     tune_L, tune_ab = fixed_batch(PhotoSet(train_set.names[:48], train_set.images[:48]), 256)
+    model.config = ModelConfig.from_dict({**model.config.to_dict(), "chroma_gain": 1.0})
     temperature, t_rows = choose_temperature(model, tune_L, tune_ab)
-    model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": temperature})
+    model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": temperature, "chroma_gain": 1.0})
+    gain, ratio_before = choose_chroma_gain(model, tune_L, tune_ab, temperature)
+    model.config = ModelConfig.from_dict({**model.config.to_dict(), "chroma_gain": round(gain, 3)})
     final = quality(model, val_L, val_ab) if val_L is not None else {}
     minutes = (elapsed_before + time.monotonic() - t0) / 60
     card = {
@@ -284,12 +298,32 @@ def train(s: TrainSettings) -> dict[str, Any]:
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(s).items()},
         "model": model.config.to_dict(), "bins": int(model.bins.shape[0]),
         "temperature_search": t_rows,
+        "chroma_gain": {"gain": round(gain, 3), "training_colourfulness_ratio_before": round(ratio_before, 3)},
         "validation_256px_centre_crops": final, "history": history,
         "torch": torch.__version__, "threads": torch.get_num_threads(),
+        "started_from": init_card(s.init),
     }
     save_weights(model, s.out, meta={"card": json.dumps(card)})
     write_model_card(card, s.out)
     return card
+
+
+def init_card(init: Path | None) -> dict[str, Any] | None:
+    """The model card of the weights a fine-tuning started from (its whole lineage)."""
+    if init is None:
+        return None
+    try:
+        return json.loads(weights_meta(init).get("card", "{}")) or {"weights": str(init)}
+    except (ValueError, RuntimeError):
+        return {"weights": str(init)}
+
+
+def _stage_line(card: dict[str, Any]) -> str:
+    st = card.get("settings", {})
+    return (f"{card.get('steps')} steps of batch {st.get('batch')} at {st.get('size')} px crops in "
+            f"{card.get('minutes')} min (lr {st.get('lr')}, rebalance {st.get('rebalance')}, "
+            f"reg weight {st.get('reg_weight')}, reg beta {st.get('reg_beta', 0.05)}, encoder frozen for "
+            f"{st.get('freeze_steps')} steps, seed {st.get('seed')})")
 
 
 def write_model_card(card: dict[str, Any], weights: Path) -> None:
@@ -302,11 +336,20 @@ def write_model_card(card: dict[str, Any], weights: Path) -> None:
         f"- {card['steps']} steps of batch {card['settings']['batch']} at {card['settings']['size']} px crops, "
         f"{card['minutes']} minutes, torch {card['torch']} on {card['threads']} threads.",
         f"- Encoder: EfficientNet-Lite0 from ImageNet (blocks >= {FIRST_TRAINED_BLOCK} fine-tuned); "
-        f"{card['bins']} ab bins; read-out temperature {card['model']['temperature']}.",
+        f"{card['bins']} ab bins; read-out temperature {card['model']['temperature']}, "
+        f"chroma gain {card['model'].get('chroma_gain', 1.0)}.",
     ]
     if v:
         lines.append(f"- Validation (256 px centre crops): PSNR {v['psnr']:.2f} dB vs grey {v['psnr_grey']:.2f} dB "
                      f"(+{v['gain_db']:.2f} dB), colourfulness {v['colourfulness_ratio']:.2f} of the originals'.")
+    stages = []
+    c: dict[str, Any] | None = card
+    while c:
+        stages.append(c)
+        c = c.get("started_from")
+    lines += ["", "Training stages, first to last (each started from the one before with `--init`):", ""]
+    for i, c in enumerate(reversed(stages), 1):
+        lines.append(f"{i}. {_stage_line(c)}")
     weights.with_suffix(".md").write_text("\n".join(lines) + "\n")
 
 

@@ -61,7 +61,9 @@ def test_time_budget_stops_early_and_still_saves(photos, tmp_path):
 def test_fine_tuning_starts_from_given_weights(photos, tmp_path):
     train(tiny(photos, tmp_path / "first"))
     base = load_model(tmp_path / "first" / "w.pt")
-    train(tiny(photos, tmp_path / "ft", init=tmp_path / "first" / "w.pt", steps=1))
+    card = train(tiny(photos, tmp_path / "ft", init=tmp_path / "first" / "w.pt", steps=1))
+    assert card["started_from"]["steps"] == 4  # the card keeps the lineage
+    assert "2. 1 steps" in (tmp_path / "ft" / "w.md").read_text()
     tuned = load_model(tmp_path / "ft" / "w.pt")
     assert torch.equal(base.bins, tuned.bins)
     # One small step moves the weights a little, not back to a fresh start.
