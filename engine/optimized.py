@@ -36,6 +36,7 @@ from .runtime import check_input
 
 log = logging.getLogger(__name__)
 CL = torch.channels_last
+HIGHRES_CHUNK_PIXELS = 2 * 512 * 512  # photos per chunk in the high-resolution blocks: this many pixels
 # oneDNN convolution with a fused activation (what Inductor emits on CPUs); None where absent.
 _POINTWISE = getattr(getattr(torch.ops, "mkldnn", None), "_convolution_pointwise", None)
 
@@ -173,14 +174,11 @@ class FusedCVUNet:
         self.refine1, self.refine2 = exact(r1), exact(r2)
         self.c1 = self.blocks[SKIP_BLOCKS[0]].project.weight.shape[0]
         self.gain = float(model.config.chroma_gain)
+        self.chunk_pixels = HIGHRES_CHUNK_PIXELS
 
     def forward(self, L: torch.Tensor, scope: Scope, out: torch.Tensor | None = None) -> torch.Tensor:
         """L: N x 1 x H x W float32 on the device. Returns N x 2 x H/2 x W/2 float32."""
         n, _, h, w = L.shape
-        x = scope.acquire((n, 1, h, w), self.dtype, self.device, channels_last=True)
-        x.copy_(L)
-        x.mul_(1.0 / 50.0).sub_(1.0)
-        x = self.stem(x)
         # Concat buffers for the decoder stages at strides 16, 8, 4, and for the refinement (stride 2).
         cats = []
         for d, s in zip(self.decoders, (16, 8, 4)):
@@ -191,20 +189,24 @@ class FusedCVUNet:
             SKIP_BLOCKS[2]: cats[1][:, self.decoders[1].cin :],
             SKIP_BLOCKS[1]: cats[2][:, self.decoders[2].cin :],
         }
-        for i, b in enumerate(self.blocks):
-            y = b.expand(x) if b.expand is not None else x
-            y = b.project(b.dw(y))
-            slot = skip_slots.get(i)
-            if slot is not None:  # write the skip feature straight into its concat slice
-                if b.residual:
-                    torch.add(y, x, out=slot)
-                else:
-                    slot.copy_(y)
-                x = slot
-            else:
-                x = y.add_(x) if b.residual else y
-            if i == SKIP_BLOCKS[0]:
-                refine_buf[:, 2:].copy_(x)
+        # The stride-2 and stride-4 blocks hold the largest activations (block 1 expands to 96
+        # channels at half size): run them a few photos at a time, writing their skips into the
+        # full-batch buffers, so peak memory does not grow with the batch.
+        first_full = SKIP_BLOCKS[1] + 1
+        step = max(1, self.chunk_pixels // (h * w))
+        for c0 in range(0, n, step):
+            c1 = min(n, c0 + step)
+            x = scope.acquire((c1 - c0, 1, h, w), self.dtype, self.device, channels_last=True)
+            x.copy_(L[c0:c1])
+            x.mul_(1.0 / 50.0).sub_(1.0)
+            x = self.stem(x)
+            for i in range(first_full):
+                x = self._block(i, x, {k: v[c0:c1] for k, v in skip_slots.items()})
+                if i == SKIP_BLOCKS[0]:
+                    refine_buf[c0:c1, 2:].copy_(x)
+        x = skip_slots[SKIP_BLOCKS[1]]
+        for i in range(first_full, len(self.blocks)):
+            x = self._block(i, x, skip_slots)
         y = self._bottleneck(x, scope)
         for d, cat in zip(self.decoders, cats):
             torch.ops.aten.upsample_bilinear2d.out(y, list(cat.shape[-2:]), False, None, None, out=cat[:, : d.cin])
@@ -228,6 +230,20 @@ class FusedCVUNet:
         else:
             torch.add(ab, ab_up, out=out)
         return out.mul_(self.gain) if self.gain != 1.0 else out
+
+    def _block(self, i: int, x: torch.Tensor, skip_slots: dict[int, torch.Tensor]) -> torch.Tensor:
+        b = self.blocks[i]
+        y = b.expand(x) if b.expand is not None else x
+        y = b.project(b.dw(y))
+        slot = skip_slots.get(i)
+        if slot is None:
+            return y.add_(x) if b.residual else y
+        # A skip feature is written straight into its slice of the decoder's concat buffer.
+        if b.residual:
+            torch.add(y, x, out=slot)
+        else:
+            slot.copy_(y)
+        return slot
 
     def _bottleneck(self, x: torch.Tensor, scope: Scope) -> torch.Tensor:
         if self.aspp is None:

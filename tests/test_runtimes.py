@@ -118,3 +118,11 @@ def test_cuda_fp16_with_graphs_matches_baseline(model):
     for shapes in ([(64, 64)], [(64, 96)] * 3, [(64, 64)]):
         L = canvas(shapes)
         assert np.abs(base.run(L) - opt.run(L)).max() <= BF16_TOL
+
+
+def test_high_resolution_blocks_in_chunks_give_the_same_result(model):
+    base = BaselineRuntime(model, CPU)
+    opt = OptimizedRuntime(model, CPU, "fp32")
+    opt.net.chunk_pixels = 64 * 64 * 2  # chunks of two photos (and a last one of one)
+    L = canvas([(64, 64)] * 5)
+    assert np.abs(base.run(L) - opt.run(L)).max() <= FP32_TOL
