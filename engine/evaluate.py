@@ -47,7 +47,7 @@ def evaluate_photos(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]]) 
     labs = [rgb_to_lab(rgb) for _, rgb in photos]
     mean_ab = np.mean([lab[..., 1:].reshape(-1, 2).mean(0) for lab in labs], axis=0).astype(np.float32)
     rows = []
-    for (name, rgb), lab in zip(photos, labs):
+    for (name, rgb), lab in zip(photos, labs, strict=True):
         truth = rgb.astype(np.float32) / 255.0
         L, ab_true = lab[..., 0], lab[..., 1:]
         item = prepare(rgb, colorizer.settings.size)  # L from the colour photo = its grey version

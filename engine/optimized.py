@@ -181,7 +181,7 @@ class FusedCVUNet:
         n, _, h, w = L.shape
         # Concat buffers for the decoder stages at strides 16, 8, 4, and for the refinement (stride 2).
         cats = []
-        for d, s in zip(self.decoders, (16, 8, 4)):
+        for d, s in zip(self.decoders, (16, 8, 4), strict=True):
             cats.append(scope.acquire((n, d.cin + d.cskip, h // s, w // s), self.dtype, self.device, True))
         refine_buf = scope.acquire((n, 2 + self.c1, h // 2, w // 2), torch.float32, self.device, True)
         skip_slots: dict[int, torch.Tensor] = {
@@ -208,7 +208,7 @@ class FusedCVUNet:
         for i in range(first_full, len(self.blocks)):
             x = self._block(i, x, skip_slots)
         y = self._bottleneck(x, scope)
-        for d, cat in zip(self.decoders, cats):
+        for d, cat in zip(self.decoders, cats, strict=True):
             torch.ops.aten.upsample_bilinear2d.out(y, list(cat.shape[-2:]), False, None, None, out=cat[:, : d.cin])
             y = d.conv2(d.conv1(cat))
         if y.dtype != torch.float32:
