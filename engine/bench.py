@@ -150,7 +150,7 @@ def peak_rss_bytes() -> int:
 def conv_peak_gflops(device: torch.device, dtype: torch.dtype) -> float:
     """A 3x3 convolution, 64 channels, 256 px, channels_last: what this hardware gives."""
     conv = torch.nn.Conv2d(64, 64, 3, padding=1, bias=False).to(device=device, dtype=dtype)
-    conv = conv.to(memory_format=torch.channels_last)
+    conv = conv.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
     x = torch.randn(4, 64, 256, 256, device=device, dtype=dtype).contiguous(memory_format=torch.channels_last)
     flops = 2 * 64 * 64 * 9 * 256 * 256 * 4
     with torch.inference_mode():

@@ -111,7 +111,7 @@ def decode(path: Path, max_pixels: int = MAX_PIXELS) -> DecodedImage:
                 exif = im.info.get("exif")
                 icc = im.info.get("icc_profile")
                 orientation = im.getexif().get(0x0112, 1)
-                im = ImageOps.exif_transpose(im) if orientation != 1 else im
+                im = ImageOps.exif_transpose(im) if orientation != 1 else im  # type: ignore[assignment]
                 if orientation != 1:
                     exif = _exif_upright(im)
                 pixels, alpha = _to_array(im)

@@ -128,6 +128,7 @@ class Refine(nn.Module):
         self.conv1 = nn.Conv2d(2 + cskip, width, 3, padding=1)
         self.conv2 = nn.Conv2d(width, 2, 3, padding=1)
         nn.init.zeros_(self.conv2.weight)  # starts as the identity
+        assert self.conv2.bias is not None
         nn.init.zeros_(self.conv2.bias)
 
     def forward(self, ab: torch.Tensor, skip: torch.Tensor) -> torch.Tensor:
@@ -138,6 +139,8 @@ class Refine(nn.Module):
 
 class CVUNet(nn.Module):
     """The colorization U-Net (the textbook form: what the baseline runtime runs)."""
+
+    bins: torch.Tensor  # Q x 2 ab bin centres, a buffer fitted to the training photos
 
     def __init__(self, config: ModelConfig | None = None) -> None:
         super().__init__()

@@ -56,6 +56,7 @@ class FConv:
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         if self.fused:
+            assert _POINTWISE is not None
             attr, scalars = {None: ("none", []), "relu": ("relu", []), "relu6": ("hardtanh", [0.0, 6.0])}[self.act]
             p, s, d = self.padding, self.stride, self.dilation
             return _POINTWISE(x, self.weight, self.bias, [p, p], [s, s], [d, d], self.groups, attr, scalars, "")
@@ -80,10 +81,12 @@ def fold(conv: nn.Conv2d, bn: nn.BatchNorm2d | None, act: str | None) -> FConv:
     w = conv.weight.detach().double()
     b = conv.bias.detach().double() if conv.bias is not None else torch.zeros(w.shape[0], dtype=torch.float64)
     if bn is not None:
+        assert bn.running_var is not None and bn.running_mean is not None
         scale = bn.weight.detach().double() / torch.sqrt(bn.running_var.double() + bn.eps)
         w = w * scale[:, None, None, None]
         b = (b - bn.running_mean.double()) * scale + bn.bias.detach().double()
     stride, pad = conv.stride[0], conv.padding[0]
+    assert isinstance(pad, int)
     if isinstance(conv, SameConv2d):
         k = conv.kernel_size[0]
         if stride == 1:
@@ -153,6 +156,7 @@ class FusedCVUNet:
             # term is constant over the image, a per-sample bias.
             proj_sp = FConv(proj.weight[:, :n_sp].contiguous(), proj.bias, act=None)
             proj_pool = FConv(proj.weight[:, n_sp:].contiguous(), None)
+            assert pool_conv.bias is not None
             pool_fc = FConv(pool_conv.weight.detach().float(), pool_conv.bias.detach().float(), act="relu")
             self.aspp = (branches, body(proj_sp), body(pool_fc), body(proj_pool))
         self.decoders: list[FDecoder] = []

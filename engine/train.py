@@ -103,7 +103,8 @@ def quality(model: CVUNet, L: np.ndarray, ab: np.ndarray, temperature: float | N
     grey = np.stack([color.join_lab(L[i, 0], np.zeros(L.shape[2:] + (2,), np.float32)) for i in range(len(L))])
     p = np.mean([psnr(pred[i], truth[i]) for i in range(len(L))])
     g = np.mean([psnr(grey[i], truth[i]) for i in range(len(L))])
-    cf = np.mean([color.colourfulness(x) for x in pred]) / max(np.mean([color.colourfulness(x) for x in truth]), 1e-6)
+    cf = float(np.mean([color.colourfulness(x) for x in pred])) / max(
+        float(np.mean([color.colourfulness(x) for x in truth])), 1e-6)
     return {"psnr": float(p), "psnr_grey": float(g), "gain_db": float(p - g), "colourfulness_ratio": float(cf)}
 
 
@@ -215,7 +216,7 @@ def train(s: TrainSettings) -> dict[str, Any]:
     log.info("%d training photos, %d validation photos", len(train_set.images), len(val_set.images))
 
     model, prior = build_model(s, train_set)
-    model = model.to(memory_format=torch.channels_last)
+    model = model.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
     class_w = torch.from_numpy(color.rebalance_weights(prior, s.rebalance))
     enc_params = [p for n, p in model.named_parameters() if n.startswith("encoder.")]
     dec_params = [p for n, p in model.named_parameters() if not n.startswith("encoder.")]
@@ -268,7 +269,7 @@ def train(s: TrainSettings) -> dict[str, Any]:
                 ema[k] = v if k not in ema else 0.98 * ema[k] + 0.02 * v
             _progress(step, first_step, s.steps, time.monotonic() - t0, ema, budget)
             if step % s.val_every == 0 or step == s.steps:
-                if val_L is not None:
+                if val_L is not None and val_ab is not None:
                     model.eval()
                     q = quality(model, val_L, val_ab)
                     history.append({"step": step, "minutes": round((elapsed_before + time.monotonic() - t0) / 60, 2),
@@ -287,7 +288,7 @@ def train(s: TrainSettings) -> dict[str, Any]:
     model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": temperature, "chroma_gain": 1.0})
     gain, ratio_before = choose_chroma_gain(model, tune_L, tune_ab, temperature)
     model.config = ModelConfig.from_dict({**model.config.to_dict(), "chroma_gain": round(gain, 3)})
-    final = quality(model, val_L, val_ab) if val_L is not None else {}
+    final = quality(model, val_L, val_ab) if val_L is not None and val_ab is not None else {}
     minutes = (elapsed_before + time.monotonic() - t0) / 60
     card = {
         "name": "Colorizer CV_UNet",
