@@ -311,17 +311,11 @@ def _to_depth(rgb: np.ndarray, out: np.ndarray) -> None:
     out[...] = rgb  # truncates: with the 0.5 above, rounds
 
 
-def render(L: np.ndarray, ab: np.ndarray, image: DecodedImage) -> np.ndarray:
-    """The colour photo in the input's bit depth (uint8, or uint16 for 16-bit inputs)."""
-    H, W = L.shape
-    out = np.empty((H, W, 3), np.uint16 if image.pixels.dtype == np.uint16 else np.uint8)
-    for r0, r1 in strips(H, W):
-        _to_depth(join_lab(L[r0:r1], ab[r0:r1]), out[r0:r1])
-    return out
-
-
 def render_from_source(L: np.ndarray, source: np.ndarray, image: DecodedImage) -> np.ndarray:
-    """``render`` with the ab made strip by strip from ``ab_source``'s output (bounded memory)."""
+    """The colour photo in the input's bit depth (uint8, or uint16 for 16-bit inputs).
+
+    The full-size ab is made strip by strip from ``ab_source``'s output, so memory stays bounded.
+    """
     H, W = L.shape
     out = np.empty((H, W, 3), np.uint16 if image.pixels.dtype == np.uint16 else np.uint8)
     for r0, r1 in strips(H, W):
