@@ -5,6 +5,8 @@ L is 0..100 and a, b roughly -110..110 (OpenCV's float conventions, sRGB, D65).
 
 from __future__ import annotations
 
+import math
+
 import cv2
 import numpy as np
 
@@ -59,6 +61,22 @@ def join_lab(L: np.ndarray, ab: np.ndarray) -> np.ndarray:
     lab[..., 0] = L
     lab[..., 1:] = ab
     return lab_to_rgb(lab)
+
+
+def grey_rgb(L: np.ndarray) -> np.ndarray:
+    """The grey photo of a lightness map: RGB float32 0..1 with R = G = B."""
+    return join_lab(L, np.zeros(L.shape + (2,), np.float32))
+
+
+def to_uint8(rgb: np.ndarray) -> np.ndarray:
+    """Float RGB 0..1 -> uint8, rounded."""
+    return np.clip(rgb * 255.0 + 0.5, 0, 255).astype(np.uint8)
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """PSNR of two RGB images in 0..1 (99 dB for identical images)."""
+    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
+    return 99.0 if mse == 0 else 10 * math.log10(1.0 / mse)
 
 
 def ab_grid() -> np.ndarray:

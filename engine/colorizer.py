@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 import torch
 
-from .color import join_lab, lightness
+from .color import join_lab, lightness, to_uint8
 from .devices import best_precision, resolve_device
 from .model import MULTIPLE, CVUNet
 from .runtime import ENGINES, Runtime, make_runtime
@@ -232,12 +232,9 @@ class Colorizer:
 
     def free_memory(self) -> None:
         """Give back what the runtime keeps between calls (buffer pool, CUDA graphs, cached blocks)."""
-        pool = getattr(self.runtime, "pool", None)
-        if pool is not None and hasattr(pool, "clear"):
-            pool.clear()
-        graphs = getattr(self.runtime, "_graphs", None)
-        if isinstance(graphs, dict):
-            graphs.clear()
+        self.runtime.release_memory()
+        if self._cpu_runtime is not None:
+            self._cpu_runtime.release_memory()
         gc.collect()
         if not self.on_cpu and torch.cuda.is_available():
             torch.cuda.empty_cache()
@@ -265,7 +262,3 @@ class Colorizer:
         item = prepare(image, self.settings.size)
         ab = self.predict([item])[0]
         return to_uint8(join_lab(item.L, ab))
-
-
-def to_uint8(rgb: np.ndarray) -> np.ndarray:
-    return np.clip(rgb * 255.0 + 0.5, 0, 255).astype(np.uint8)

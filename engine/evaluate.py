@@ -8,14 +8,13 @@ model: the grey photo itself, and a constant tint (every photo given the folder'
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .color import colourfulness, join_lab, rgb_to_lab
-from .colorizer import Colorizer, ColorizeSettings, prepare, to_uint8
+from .color import colourfulness, grey_rgb, join_lab, psnr, rgb_to_lab, to_uint8
+from .colorizer import Colorizer, ColorizeSettings, prepare
 from .dataset import find_photos, is_validation
 from .imageio import ImageError, decode
 
@@ -30,12 +29,6 @@ class EvalSettings:
     markdown_path: Path | None = None
     examples_dir: Path | None = None
     examples: int = 4
-
-
-def psnr(a: np.ndarray, b: np.ndarray) -> float:
-    """PSNR of two RGB images in 0..1."""
-    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
-    return 99.0 if mse == 0 else 10 * math.log10(1.0 / mse)
 
 
 def ab_error(ab: np.ndarray, truth: np.ndarray) -> float:
@@ -53,7 +46,7 @@ def evaluate_photos(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]]) 
         item = prepare(rgb, colorizer.settings.size)  # L from the colour photo = its grey version
         ab = colorizer.predict([item])[0]
         out = join_lab(L, ab)
-        grey = join_lab(L, np.zeros_like(ab_true))
+        grey = grey_rgb(L)
         tint = join_lab(L, np.broadcast_to(mean_ab, ab_true.shape))
         rows.append({
             "photo": name,
@@ -143,8 +136,7 @@ def save_examples(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]], re
     for i in picks:
         name, rgb = photos[i]
         out = colorizer.colorize(rgb)
-        grey = np.repeat(to_uint8(join_lab(rgb_to_lab(rgb)[..., 0], np.zeros(rgb.shape[:2] + (2,), np.float32)))
-                         [..., :1], 3, axis=2)
+        grey = to_uint8(grey_rgb(rgb_to_lab(rgb)[..., 0]))
         strip = np.concatenate([grey, out, rgb], axis=1)
         scale = min(1.0, 900 / strip.shape[1])
         if scale < 1:

@@ -286,6 +286,11 @@ class OptimizedRuntime:
         if compile:
             self._forward = torch.compile(self.net.forward, dynamic=False)  # type: ignore[assignment]
 
+    def release_memory(self) -> None:
+        """Drop the pooled buffers and the captured CUDA graphs (and their memory)."""
+        self.pool.clear()
+        self._graphs.clear()
+
     def run(self, L: np.ndarray) -> np.ndarray:
         check_input(L)
         n, _, h, w = L.shape

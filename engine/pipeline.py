@@ -429,7 +429,7 @@ class BatchPipeline:
         max_pending_writes = 2 * batch_size + self.encode_workers
         budget = self.max_buffered_pixels
         fatal_writes = 0
-        building = [0]  # pixels of the batch being put together
+        building = 0  # pixels of the batch being put together
 
         def emit(result: PhotoResult) -> None:
             summary.results.append(result)
@@ -484,7 +484,7 @@ class BatchPipeline:
             next_job = 0
 
             def buffered() -> int:
-                return building[0] + sum(f.result().pixels for f in queue if f.done())
+                return building + sum(f.result().pixels for f in queue if f.done())
 
             def fill() -> None:
                 nonlocal next_job
@@ -507,10 +507,10 @@ class BatchPipeline:
                     break
                 batch: list[_Decoded] = []
                 entries: list[tuple[PhotoResult, Future | None] | None] = []  # None: a photo of ``batch``
-                building[0] = 0
-                while queue and len(batch) < batch_size and (not batch or building[0] < budget // 2):
+                building = 0
+                while queue and len(batch) < batch_size and (not batch or building < budget // 2):
                     d = queue.popleft().result()
-                    building[0] += d.pixels
+                    building += d.pixels
                     fill()
                     base = PhotoResult(d.job.index, d.job.path, "done", decode_ms=d.ms)
                     if d.image is not None:
@@ -526,8 +526,7 @@ class BatchPipeline:
                         entries.append(None)
                 done_batch = iter(self._infer_batch(batch, summary, enc_pool) if batch else [])
                 pending_results.extend(e if e is not None else next(done_batch) for e in entries)
-                building[0] = 0
-                batch = []
+                building = 0
                 drain(block=False)
                 throttle_writes()
                 fill()

@@ -25,6 +25,10 @@ class Runtime(Protocol):
 
     def run(self, L: np.ndarray) -> np.ndarray: ...
 
+    def release_memory(self) -> None:
+        """Give back what is kept between calls (after running out of memory)."""
+        ...
+
 
 def check_input(L: np.ndarray) -> None:
     if L.ndim != 4 or L.shape[1] != 1 or L.dtype != np.float32:
@@ -48,6 +52,9 @@ class BaselineRuntime:
         with torch.inference_mode():
             ab = self.model(torch.from_numpy(L).to(self.device))
             return ab.float().cpu().numpy()
+
+    def release_memory(self) -> None:
+        """Nothing is kept between calls: fresh tensors every time."""
 
 
 def make_runtime(engine: str, model: CVUNet, device: str | torch.device = "auto", precision: str = "fp32",

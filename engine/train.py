@@ -77,11 +77,6 @@ def losses(model: CVUNet, L: torch.Tensor, ab: torch.Tensor, class_w: torch.Tens
     return total, {"ce": float(ce.detach()), "reg": float(reg.detach())}
 
 
-def psnr(a: np.ndarray, b: np.ndarray) -> float:
-    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
-    return 99.0 if mse == 0 else 10 * math.log10(1.0 / mse)
-
-
 @torch.inference_mode()
 def predict_rgb(model: CVUNet, L: np.ndarray, temperature: float | None = None, batch: int = 8) -> np.ndarray:
     """Colour versions (N,S,S,3 float 0..1) of N x 1 x S x S L crops, ab upsampled to full size."""
@@ -100,9 +95,9 @@ def quality(model: CVUNet, L: np.ndarray, ab: np.ndarray, temperature: float | N
     """Mean PSNR (RGB) of the colorized crops and of the grey crops, and colourfulness ratio."""
     pred = predict_rgb(model, L, temperature)
     truth = np.stack([color.join_lab(L[i, 0], ab[i].transpose(1, 2, 0)) for i in range(len(L))])
-    grey = np.stack([color.join_lab(L[i, 0], np.zeros(L.shape[2:] + (2,), np.float32)) for i in range(len(L))])
-    p = np.mean([psnr(pred[i], truth[i]) for i in range(len(L))])
-    g = np.mean([psnr(grey[i], truth[i]) for i in range(len(L))])
+    grey = np.stack([color.grey_rgb(L[i, 0]) for i in range(len(L))])
+    p = np.mean([color.psnr(pred[i], truth[i]) for i in range(len(L))])
+    g = np.mean([color.psnr(grey[i], truth[i]) for i in range(len(L))])
     cf = float(np.mean([color.colourfulness(x) for x in pred])) / max(
         float(np.mean([color.colourfulness(x) for x in truth])), 1e-6)
     return {"psnr": float(p), "psnr_grey": float(g), "gain_db": float(p - g), "colourfulness_ratio": float(cf)}

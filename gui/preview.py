@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.color import join_lab, lightness, rgb_to_lab
+from engine.color import grey_rgb, join_lab, lightness, rgb_to_lab, to_uint8
 
 MIN_SCALE, MAX_SCALE = 0.02, 40.0
 
@@ -39,7 +39,7 @@ MIN_SCALE, MAX_SCALE = 0.02, 40.0
 def to_qimage(rgb: np.ndarray) -> QImage:
     """H x W x 3 RGB, float 0..1 or uint8 -> a QImage that owns its pixels."""
     if rgb.dtype != np.uint8:
-        rgb = np.clip(rgb * 255.0 + 0.5, 0, 255).astype(np.uint8)
+        rgb = to_uint8(rgb)
     rgb = np.ascontiguousarray(rgb)
     h, w, _ = rgb.shape
     return QImage(rgb.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
@@ -48,10 +48,6 @@ def to_qimage(rgb: np.ndarray) -> QImage:
 def colour_image(L: np.ndarray, ab: np.ndarray, strength: float) -> np.ndarray:
     """The colour version with its chroma scaled by ``strength`` (1 = as predicted)."""
     return join_lab(L, ab * np.float32(strength))
-
-
-def grey_image(L: np.ndarray) -> np.ndarray:
-    return join_lab(L, np.zeros(L.shape + (2,), np.float32))
 
 
 def preview_from_files(source: Path, output: Path | None, size: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -273,7 +269,7 @@ class BeforeAfterView(QWidget):
         """Show a photo: L (h x w float32 0..100) and its ab (h x w x 2), or None before colorizing."""
         new_size = self._L is None or self._L.shape != L.shape
         self._L, self._ab = L, ab
-        pixmap = QPixmap.fromImage(to_qimage(grey_image(L)))
+        pixmap = QPixmap.fromImage(to_qimage(grey_rgb(L)))
         self.before_item.setPixmap(pixmap)
         h, w = L.shape
         rect = QRectF(0, 0, w, h)

@@ -342,6 +342,9 @@ class OomRuntime:
                                               "\nIf reserved but unallocated memory is large try setting ...")
         return self.real.run(L)
 
+    def release_memory(self) -> None:
+        self.real.release_memory()
+
 
 def oom_colorizer(colorizer, refuse, size=64, batch=4, device="cuda"):
     settings = ColorizeSettings(device="cpu", size=size, batch_size=batch).validated()
