@@ -120,7 +120,9 @@ def _train(args: argparse.Namespace) -> int:
                       size=args.size, lr=args.lr, seed=args.seed, max_minutes=args.max_minutes,
                       resume=args.resume, init=args.init, freeze_steps=args.freeze_steps,
                       val_every=args.val_every, threads=args.threads, reg_weight=args.reg_weight,
-                      reg_beta=args.reg_beta, rebalance=args.rebalance)
+                      reg_beta=args.reg_beta, rebalance=args.rebalance, ema_decay=args.ema_decay,
+                      tune_fraction=args.tune_fraction, colour_target=args.colour_target,
+                      encoder_lr_scale=args.encoder_lr_scale)
     if not args.data.is_dir():
         raise UsageError(f"{args.data} is not a folder")
     card = train(s)
@@ -197,11 +199,17 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--reg-weight", type=float, default=5.0, help="weight of the ab regression loss")
     t.add_argument("--reg-beta", type=float, default=0.05, help="smooth-L1 beta (larger: closer to L2)")
     t.add_argument("--rebalance", type=float, default=0.5, help="class rebalancing mix (1.0: none)")
+    t.add_argument("--encoder-lr-scale", type=float, default=0.5, help="encoder learning rate vs the decoder's")
+    t.add_argument("--ema-decay", type=float, default=0.998, help="moving average of the weights (0: off)")
+    t.add_argument("--tune-fraction", type=float, default=0.1,
+                   help="share of photos held out to choose the read-out on (0: use training photos)")
+    t.add_argument("--colour-target", type=float, default=0.85,
+                   help="share of the originals' colourfulness the read-out must keep")
     t.set_defaults(func=_train)
 
     e = sub.add_parser("evaluate", help="quality report on a folder of colour photos")
     e.add_argument("folder", type=Path)
-    e.add_argument("--split", choices=("all", "validation", "train"), default="all")
+    e.add_argument("--split", choices=("all", "validation", "tuning", "train"), default="all")
     e.add_argument("--size", type=int, default=512)
     e.add_argument("--weights", type=Path)
     e.add_argument("--json", type=Path)

@@ -19,10 +19,24 @@ GREY_COLOURFULNESS = 6.0  # below this a photo is (nearly) grey: nothing to lear
 MAX_SIDE = 1024  # photos are kept in memory no larger than this
 
 
-def is_validation(name: str, fraction: float = 0.1) -> bool:
-    """A fixed split by file name: the same photo always lands on the same side."""
-    h = int.from_bytes(hashlib.sha1(name.encode("utf-8")).digest()[:4], "big")
-    return h / 2**32 < fraction
+VALIDATION_FRACTION = 0.1
+TUNING_FRACTION = 0.1  # the training command's default
+
+
+def split_of(name: str, val_fraction: float = VALIDATION_FRACTION, tune_fraction: float = 0.0) -> str:
+    """"validation", "tuning" or "train": a fixed split by file name, so a photo always lands on the same side.
+
+    Validation photos are only ever measured. Tuning photos are held out of training too, so that the
+    read-out settings (temperature, chroma gain) are chosen on photos the model has never learned.
+    """
+    h = int.from_bytes(hashlib.sha1(name.encode("utf-8")).digest()[:4], "big") / 2**32
+    if h < val_fraction:
+        return "validation"
+    return "tuning" if h < val_fraction + tune_fraction else "train"
+
+
+def is_validation(name: str, fraction: float = VALIDATION_FRACTION) -> bool:
+    return split_of(name, fraction) == "validation"
 
 
 @dataclass
@@ -35,12 +49,13 @@ def find_photos(folder: Path) -> list[Path]:
     return sorted(p for p in Path(folder).rglob("*") if p.suffix.lower() in IMAGE_EXTENSIONS and p.is_file())
 
 
-def load_photos(folder: Path, validation: bool | None, val_fraction: float = 0.1) -> PhotoSet:
-    """Decode the colour photos of one side of the split (None: all), skipping grey ones."""
+def load_photos(folder: Path, split: str | None, val_fraction: float = VALIDATION_FRACTION,
+                tune_fraction: float = 0.0) -> PhotoSet:
+    """Decode the colour photos of one part of the split (None: all), skipping grey ones."""
     names, images = [], []
     for path in find_photos(folder):
         rel = path.relative_to(folder).as_posix()
-        if validation is not None and is_validation(rel, val_fraction) != validation:
+        if split is not None and split_of(rel, val_fraction, tune_fraction) != split:
             continue
         bgr = cv2.imread(str(path), cv2.IMREAD_COLOR)
         if bgr is None:
@@ -60,7 +75,7 @@ def load_photos(folder: Path, validation: bool | None, val_fraction: float = 0.1
 
 
 def random_crop(img: np.ndarray, size: int, rng: np.random.Generator,
-                scale: tuple[float, float] = (0.3, 1.0)) -> np.ndarray:
+                scale: tuple[float, float] = (0.25, 1.0)) -> np.ndarray:
     """A square crop covering a random share of the shorter side, resized to size x size."""
     h, w = img.shape[:2]
     side = int(min(h, w) * np.sqrt(rng.uniform(scale[0] ** 2, scale[1] ** 2)))
@@ -83,9 +98,11 @@ def center_crop(img: np.ndarray, size: int) -> np.ndarray:
 
 
 def jitter_lightness(L: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Exposure and contrast jitter on L only: old scans vary in both, colours do not."""
+    """Exposure, contrast and gamma jitter on L only: old scans vary in all three, colours do not."""
     contrast = rng.uniform(0.8, 1.2)
     exposure = rng.uniform(-8.0, 8.0)
+    gamma = float(np.exp(rng.uniform(-0.2, 0.2)))
+    L = 100.0 * (np.clip(L, 0.0, 100.0) / 100.0) ** gamma
     return np.clip((L - 50.0) * contrast + 50.0 + exposure, 0.0, 100.0)
 
 

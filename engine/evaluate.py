@@ -15,14 +15,14 @@ import numpy as np
 
 from .color import colourfulness, grey_rgb, join_lab, psnr, rgb_to_lab, to_uint8
 from .colorizer import Colorizer, ColorizeSettings, prepare
-from .dataset import find_photos, is_validation
+from .dataset import TUNING_FRACTION, find_photos, split_of
 from .imageio import ImageError, decode
 
 
 @dataclass(frozen=True)
 class EvalSettings:
     folder: Path
-    split: str = "all"  # all | validation | train (the training command's split by file name)
+    split: str = "all"  # all | validation | tuning | train (the training command's split by file name)
     size: int = 512
     weights: Path | None = None
     json_path: Path | None = None
@@ -66,7 +66,7 @@ def load_folder(folder: Path, split: str) -> tuple[list[tuple[str, np.ndarray]],
     photos, problems = [], []
     for path in find_photos(folder):
         rel = path.relative_to(folder).as_posix()
-        if split != "all" and is_validation(rel) != (split == "validation"):
+        if split != "all" and split_of(rel, tune_fraction=TUNING_FRACTION) != split:
             continue
         try:
             img = decode(path)

@@ -7,6 +7,7 @@ read-out (keeps colours in place and neutral things neutral).
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import math
@@ -24,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from . import color
-from .dataset import PhotoSet, fixed_batch, load_photos, make_batch
+from .dataset import TUNING_FRACTION, PhotoSet, fixed_batch, load_photos, make_batch
 from .encoder import load_imagenet_lite0
 from .model import CVUNet, ModelConfig, init_encoder_from_imagenet
 from .weights import load_model, save_weights, weights_meta
@@ -53,6 +54,9 @@ class TrainSettings:
     resume: bool = False
     init: Path | None = None
     val_every: int = 250
+    ema_decay: float = 0.998  # weights averaged over ~1/(1-decay) steps are what gets measured and shipped; 0: off
+    tune_fraction: float = TUNING_FRACTION  # held out of training to choose the read-out on (0: training photos)
+    colour_target: float = 0.85  # the read-out keeps at least this share of the originals' colourfulness
     threads: int | None = None
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -78,54 +82,80 @@ def losses(model: CVUNet, L: torch.Tensor, ab: torch.Tensor, class_w: torch.Tens
 
 
 @torch.inference_mode()
-def predict_rgb(model: CVUNet, L: np.ndarray, temperature: float | None = None, batch: int = 8) -> np.ndarray:
-    """Colour versions (N,S,S,3 float 0..1) of N x 1 x S x S L crops, ab upsampled to full size."""
+def predict_ab(model: CVUNet, L: np.ndarray, temperature: float | None = None, batch: int = 8) -> np.ndarray:
+    """Predicted ab (N,S,S,2, before the chroma gain) of N x 1 x S x S L crops, upsampled to full size."""
     out = []
     for i in range(0, len(L), batch):
         x = torch.from_numpy(L[i : i + batch]).contiguous(memory_format=torch.channels_last)
         _, ab = model.forward_train(x, temperature)
-        ab = F.interpolate(ab.float() * model.config.chroma_gain, size=x.shape[-2:], mode="bilinear",
-                           align_corners=False)
-        for j in range(len(x)):
-            out.append(color.join_lab(L[i + j, 0], ab[j].permute(1, 2, 0).numpy()))
-    return np.stack(out)
+        ab = F.interpolate(ab.float(), size=x.shape[-2:], mode="bilinear", align_corners=False)
+        out.append(ab.permute(0, 2, 3, 1).numpy())
+    return np.concatenate(out)
 
 
-def quality(model: CVUNet, L: np.ndarray, ab: np.ndarray, temperature: float | None = None) -> dict[str, float]:
-    """Mean PSNR (RGB) of the colorized crops and of the grey crops, and colourfulness ratio."""
-    pred = predict_rgb(model, L, temperature)
-    truth = np.stack([color.join_lab(L[i, 0], ab[i].transpose(1, 2, 0)) for i in range(len(L))])
-    grey = np.stack([color.grey_rgb(L[i, 0]) for i in range(len(L))])
+def quality_of(L: np.ndarray, ab_pred: np.ndarray, ab: np.ndarray) -> dict[str, float]:
+    """Mean PSNR (RGB) of colorized and of grey crops, and colourfulness against the originals'."""
+    pred = [color.join_lab(L[i, 0], ab_pred[i]) for i in range(len(L))]
+    truth = [color.join_lab(L[i, 0], ab[i].transpose(1, 2, 0)) for i in range(len(L))]
     p = np.mean([color.psnr(pred[i], truth[i]) for i in range(len(L))])
-    g = np.mean([color.psnr(grey[i], truth[i]) for i in range(len(L))])
+    g = np.mean([color.psnr(color.grey_rgb(L[i, 0]), truth[i]) for i in range(len(L))])
     cf = float(np.mean([color.colourfulness(x) for x in pred])) / max(
         float(np.mean([color.colourfulness(x) for x in truth])), 1e-6)
-    return {"psnr": float(p), "psnr_grey": float(g), "gain_db": float(p - g), "colourfulness_ratio": float(cf)}
+    return {"psnr": float(p), "psnr_grey": float(g), "gain_db": float(p - g), "colourfulness_ratio": cf}
 
 
-def choose_temperature(model: CVUNet, L: np.ndarray, ab: np.ndarray) -> tuple[float, list[dict[str, float]]]:
-    """The read-out temperature with the best PSNR among those that keep >= 0.85 of the colour.
+def quality(model: CVUNet, L: np.ndarray, ab: np.ndarray) -> dict[str, float]:
+    """quality_of the model's own read-out (its temperature and chroma gain)."""
+    return quality_of(L, predict_ab(model, L) * model.config.chroma_gain, ab)
 
-    Tuned on training photos (never the validation split).
+
+TEMPERATURES = (0.32, 0.38, 0.45, 0.55, 0.7, 1.0)
+GAINS = tuple(round(1.0 + 0.05 * i, 2) for i in range(11))  # 1.0 .. 1.5
+
+
+def choose_readout(model: CVUNet, L: np.ndarray, ab: np.ndarray,
+                   colour_target: float) -> tuple[float, float, list[dict[str, float]]]:
+    """(temperature, chroma gain) with the best PSNR among those keeping colour_target of the colour.
+
+    Measured on photos the model did not train on: on its training photos it is sure of itself and
+    vivid, elsewhere it is less sure and more muted, and the read-out must suit the photos it has not seen.
     """
     rows = []
-    for t in (0.25, 0.32, 0.38, 0.45, 0.55, 0.7, 1.0):
-        q = quality(model, L, ab, t)
-        q["temperature"] = t
-        rows.append(q)
-    vivid = [r for r in rows if r["colourfulness_ratio"] >= 0.85]
+    for t in TEMPERATURES:
+        raw = predict_ab(model, L, t)
+        for g in GAINS:
+            rows.append({"temperature": t, "chroma_gain": g, **quality_of(L, raw * g, ab)})
+    vivid = [r for r in rows if r["colourfulness_ratio"] >= colour_target]
     best = max(vivid, key=lambda r: r["psnr"]) if vivid else max(rows, key=lambda r: r["colourfulness_ratio"])
-    return best["temperature"], rows
+    return best["temperature"], best["chroma_gain"], rows
 
 
-def choose_chroma_gain(model: CVUNet, L: np.ndarray, ab: np.ndarray, temperature: float) -> tuple[float, float]:
-    """The ab scale that brings the colourfulness of the model's output up to the originals' (at most 1.5x).
+class WeightAverage:
+    """An exponential moving average of the weights.
 
-    Measured on training photos, where the model is at its most confident: on unseen photos it is
-    less sure and more muted, so this never over-saturates them. Returns (gain, ratio before).
+    With a few hundred photos the weights wander from step to step (validation moves by a few tenths
+    of a dB between checkpoints); their average generalizes better than any one of them.
     """
-    ratio = quality(model, L, ab, temperature)["colourfulness_ratio"]
-    return float(min(1.5, max(1.0, 1.0 / max(ratio, 1e-6)))), float(ratio)
+
+    def __init__(self, model: CVUNet, decay: float) -> None:
+        self.decay = decay
+        self.shadow = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        self.updates = 0
+
+    @torch.no_grad()
+    def update(self, model: CVUNet) -> None:
+        self.updates += 1
+        d = min(self.decay, (1 + self.updates) / (10 + self.updates))
+        for k, v in model.state_dict().items():
+            if v.dtype.is_floating_point:
+                self.shadow[k].mul_(d).add_(v.detach(), alpha=1 - d)
+            else:
+                self.shadow[k].copy_(v)
+
+    def averaged(self, model: CVUNet) -> CVUNet:
+        avg = copy.deepcopy(model)
+        avg.load_state_dict(self.shadow)
+        return avg.eval()
 
 
 class BatchPrefetcher:
@@ -204,11 +234,13 @@ def train(s: TrainSettings) -> dict[str, Any]:
     torch.manual_seed(s.seed)
     s.work.mkdir(parents=True, exist_ok=True)
     ckpt_path = s.work / "checkpoint.pt"
-    train_set = load_photos(s.data, validation=False)
-    val_set = load_photos(s.data, validation=True)
+    train_set = load_photos(s.data, "train", tune_fraction=s.tune_fraction)
+    tune_set = load_photos(s.data, "tuning", tune_fraction=s.tune_fraction)
+    val_set = load_photos(s.data, "validation")
     if not train_set.images:
         raise ValueError(f"no usable colour photos in {s.data}")
-    log.info("%d training photos, %d validation photos", len(train_set.images), len(val_set.images))
+    log.info("%d training photos, %d tuning photos, %d validation photos", len(train_set.images),
+             len(tune_set.images), len(val_set.images))
 
     model, prior = build_model(s, train_set)
     model = model.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
@@ -218,10 +250,13 @@ def train(s: TrainSettings) -> dict[str, Any]:
     opt = torch.optim.AdamW([{"params": dec_params, "lr_scale": 1.0},
                              {"params": enc_params, "lr_scale": s.encoder_lr_scale}], lr=s.lr, weight_decay=1e-4)
     step, elapsed_before, history = 0, 0.0, []
+    average = WeightAverage(model, s.ema_decay) if s.ema_decay > 0 else None
     if s.resume and ckpt_path.exists():
         ck = torch.load(ckpt_path, map_location="cpu", weights_only=True)
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["opt"])
+        if average is not None and "average" in ck:
+            average.shadow, average.updates = ck["average"], ck["average_updates"]
         step, elapsed_before, history = ck["step"], ck["elapsed"], json.loads(ck["history"])
         torch.set_rng_state(ck["torch_rng"])
         log.info("resumed at step %d", step)
@@ -232,7 +267,8 @@ def train(s: TrainSettings) -> dict[str, Any]:
 
     def save_checkpoint() -> None:
         tmp = ckpt_path.with_suffix(".tmp")
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step,
+        extra = {"average": average.shadow, "average_updates": average.updates} if average is not None else {}
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, **extra,
                     "elapsed": elapsed_before + time.monotonic() - t0, "history": json.dumps(history),
                     "torch_rng": torch.get_rng_state(), "settings": json.dumps(asdict(s), default=str)}, tmp)
         os.replace(tmp, ckpt_path)
@@ -259,6 +295,8 @@ def train(s: TrainSettings) -> dict[str, Any]:
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
+            if average is not None:
+                average.update(model)
             step += 1
             for k, v in parts.items():
                 ema[k] = v if k not in ema else 0.98 * ema[k] + 0.02 * v
@@ -266,7 +304,7 @@ def train(s: TrainSettings) -> dict[str, Any]:
             if step % s.val_every == 0 or step == s.steps:
                 if val_L is not None and val_ab is not None:
                     model.eval()
-                    q = quality(model, val_L, val_ab)
+                    q = quality(average.averaged(model) if average is not None else model, val_L, val_ab)
                     history.append({"step": step, "minutes": round((elapsed_before + time.monotonic() - t0) / 60, 2),
                                     **{k: round(v, 4) for k, v in ema.items()}, **{k: round(v, 3) for k, v in q.items()}})
                     log.info("step %d val %s", step, history[-1])
@@ -276,25 +314,31 @@ def train(s: TrainSettings) -> dict[str, Any]:
     save_checkpoint()
     sys.stderr.write("\n")
 
-    model.eval()
-    tune_L, tune_ab = fixed_batch(PhotoSet(train_set.names[:48], train_set.images[:48]), 256)
-    model.config = ModelConfig.from_dict({**model.config.to_dict(), "chroma_gain": 1.0})
-    temperature, t_rows = choose_temperature(model, tune_L, tune_ab)
-    model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": temperature, "chroma_gain": 1.0})
-    gain, ratio_before = choose_chroma_gain(model, tune_L, tune_ab, temperature)
-    model.config = ModelConfig.from_dict({**model.config.to_dict(), "chroma_gain": round(gain, 3)})
+    model = average.averaged(model) if average is not None else model.eval()
+    # The read-out is chosen on the held-out tuning photos; with none (a tiny folder), on training photos.
+    readout_set = tune_set if tune_set.images else PhotoSet(train_set.names[:48], train_set.images[:48])
+    tune_L, tune_ab = fixed_batch(readout_set, 256)
+    temperature, gain, readout_rows = choose_readout(model, tune_L, tune_ab, s.colour_target)
+    model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": temperature,
+                                          "chroma_gain": gain})
+    tuned = next(r for r in readout_rows if r["temperature"] == temperature and r["chroma_gain"] == gain)
     final = quality(model, val_L, val_ab) if val_L is not None and val_ab is not None else {}
     minutes = (elapsed_before + time.monotonic() - t0) / 60
     card = {
         "name": "Colorizer CV_UNet",
-        "data": {"folder": str(s.data), "train_photos": len(train_set.images), "validation_photos": len(val_set.images),
+        "data": {"folder": str(s.data), "train_photos": len(train_set.images), "tuning_photos": len(tune_set.images),
+                 "validation_photos": len(val_set.images), "tuning_names": tune_set.names,
                  "validation_names": val_set.names},
         "steps": step, "planned_steps": s.steps, "stopped_by_time_budget": stopped_by_budget,
         "minutes": round(minutes, 1),
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(s).items()},
         "model": model.config.to_dict(), "bins": int(model.bins.shape[0]),
-        "temperature_search": t_rows,
-        "chroma_gain": {"gain": round(gain, 3), "training_colourfulness_ratio_before": round(ratio_before, 3)},
+        "weights": "moving average of the weights" if average is not None else "last step",
+        "readout": {"chosen_on": "tuning photos" if tune_set.images else "training photos",
+                    "temperature": temperature, "chroma_gain": gain,
+                    "colour_target": s.colour_target, **{k: round(v, 3) for k, v in tuned.items()
+                                                         if k not in ("temperature", "chroma_gain")}},
+        "readout_search": [{k: round(v, 3) for k, v in r.items()} for r in readout_rows],
         "validation_256px_centre_crops": final, "history": history,
         "torch": torch.__version__, "threads": torch.get_num_threads(),
         "started_from": init_card(s.init),
@@ -327,13 +371,17 @@ def write_model_card(card: dict[str, Any], weights: Path) -> None:
     v = card.get("validation_256px_centre_crops", {})
     lines = [
         f"# {card['name']}", "",
-        f"- Trained on {card['data']['train_photos']} colour photos from `{card['data']['folder']}`, "
-        f"{card['data']['validation_photos']} held out by file name.",
+        f"- Trained on {card['data']['train_photos']} colour photos from `{card['data']['folder']}`; "
+        f"held out by file name: {card['data'].get('tuning_photos', 0)} tuning photos (the read-out is chosen "
+        f"on them) and {card['data']['validation_photos']} validation photos (only measured).",
         f"- {card['steps']} steps of batch {card['settings']['batch']} at {card['settings']['size']} px crops, "
         f"{card['minutes']} minutes, torch {card['torch']} on {card['threads']} threads.",
         f"- Encoder: EfficientNet-Lite0 from ImageNet (blocks >= {FIRST_TRAINED_BLOCK} fine-tuned); "
         f"{card['bins']} ab bins; read-out temperature {card['model']['temperature']}, "
-        f"chroma gain {card['model'].get('chroma_gain', 1.0)}.",
+        f"chroma gain {card['model'].get('chroma_gain', 1.0)}"
+        + (f", chosen on the {card['readout']['chosen_on']} for the best PSNR that keeps "
+           f"{card['readout']['colour_target']} of the originals' colourfulness." if "readout" in card else "."),
+        f"- Shipped weights: {card.get('weights', 'last step')}.",
     ]
     if v:
         lines.append(f"- Validation (256 px centre crops): PSNR {v['psnr']:.2f} dB vs grey {v['psnr_grey']:.2f} dB "

@@ -38,3 +38,15 @@ def test_load_folder_keeps_colour_photos_and_reports_the_rest(tmp_path):
     photos, problems = load_folder(tmp_path, "all")
     assert [n for n, _ in photos] == ["c.png"]
     assert len(problems) == 2
+
+
+def test_splits_partition_the_folder_as_the_training_command_does(tmp_path):
+    from engine.dataset import TUNING_FRACTION, split_of
+
+    for i in range(40):
+        cv2.imwrite(str(tmp_path / f"photo{i}.png"), colour_photo(12, 12, i))
+    names = {s: [n for n, _ in load_folder(tmp_path, s)[0]] for s in ("all", "validation", "tuning", "train")}
+    assert sorted(names["validation"] + names["tuning"] + names["train"]) == sorted(names["all"])
+    assert len(names["all"]) == 40
+    for s in ("validation", "tuning", "train"):
+        assert all(split_of(n, tune_fraction=TUNING_FRACTION) == s for n in names[s])

@@ -30,7 +30,8 @@ def tiny(photos, tmp, **kw):
 
 def test_training_writes_loadable_weights_and_a_model_card(photos, tmp_path):
     card = train(tiny(photos, tmp_path))
-    assert card["steps"] == 4 and card["data"]["train_photos"] + card["data"]["validation_photos"] == 8
+    data = card["data"]
+    assert card["steps"] == 4 and data["train_photos"] + data["tuning_photos"] + data["validation_photos"] == 8
     model = load_model(tmp_path / "w.pt")
     assert model.config.num_bins == card["bins"] > 1
     assert json.loads(weights_meta(tmp_path / "w.pt")["card"])["steps"] == 4
@@ -50,6 +51,8 @@ def test_resume_continues_from_the_checkpoint(photos, tmp_path):
     card = train(tiny(photos, tmp_path, steps=4, resume=True))
     assert card["steps"] == 4
     assert [h["step"] for h in card["history"]] == [2, 4]  # the first run's history was kept
+    ck = torch.load(tmp_path / "work" / "checkpoint.pt", weights_only=True)
+    assert ck["average_updates"] == 4  # the weight average carried on across the resume
 
 
 def test_time_budget_stops_early_and_still_saves(photos, tmp_path):
@@ -70,3 +73,57 @@ def test_fine_tuning_starts_from_given_weights(photos, tmp_path):
     w0, w1 = base.dec2.conv1[0].weight, tuned.dec2.conv1[0].weight
     assert not torch.equal(w0, w1)
     assert (w0 - w1).abs().max() < 0.05
+
+
+def test_split_by_name_is_fixed_and_tuning_photos_are_never_validation_photos():
+    from engine.dataset import is_validation, split_of
+
+    names = [f"folder/photo_{i}.jpg" for i in range(2000)]
+    splits = [split_of(n, tune_fraction=0.1) for n in names]
+    assert splits == [split_of(n, tune_fraction=0.1) for n in names]
+    assert all((s == "validation") == is_validation(n) for n, s in zip(names, splits, strict=True))
+    share = {k: splits.count(k) / len(names) for k in ("validation", "tuning", "train")}
+    assert 0.07 < share["validation"] < 0.13 and 0.07 < share["tuning"] < 0.13
+    # Without a tuning share the validation photos stay the same and the rest train.
+    assert [split_of(n) == "validation" for n in names] == [s == "validation" for s in splits]
+    assert {split_of(n) for n in names} == {"validation", "train"}
+
+
+def test_weight_average_follows_the_weights_slowly():
+    from helpers import random_model
+
+    from engine.train import WeightAverage
+
+    model = random_model()
+    avg = WeightAverage(model, decay=0.9)
+    w = model.dec2.conv1[0].weight
+    start = w.detach().clone()
+    with torch.no_grad():
+        w.add_(1.0)
+    for _ in range(200):
+        avg.update(model)
+    assert torch.allclose(avg.averaged(model).dec2.conv1[0].weight, w, atol=1e-4)  # converged to a fixed model
+    with torch.no_grad():
+        w.copy_(start)
+    avg.update(model)
+    moved = avg.averaged(model).dec2.conv1[0].weight
+    assert torch.allclose(moved, start + 0.9, atol=1e-4)  # one step moves it a tenth of the way
+    assert not avg.averaged(model).training
+
+
+def test_readout_is_chosen_on_held_out_photos_and_keeps_the_colour_target(photos, tmp_path):
+    card = train(tiny(photos, tmp_path, tune_fraction=0.3, colour_target=0.5))
+    assert card["data"]["tuning_photos"] > 0
+    assert not set(card["data"]["tuning_names"]) & set(card["data"]["validation_names"])
+    r = card["readout"]
+    assert r["chosen_on"] == "tuning photos"
+    rows = card["readout_search"]
+    vivid = [x for x in rows if x["colourfulness_ratio"] >= 0.5]
+    if vivid:
+        assert r["colourfulness_ratio"] >= 0.5
+        assert r["psnr"] == max(x["psnr"] for x in vivid)
+    else:
+        assert r["colourfulness_ratio"] == max(x["colourfulness_ratio"] for x in rows)
+    model = load_model(tmp_path / "w.pt")
+    assert (model.config.temperature, model.config.chroma_gain) == (r["temperature"], r["chroma_gain"])
+    assert "tuning photos" in (tmp_path / "w.md").read_text()
