@@ -113,21 +113,33 @@ TEMPERATURES = (0.32, 0.38, 0.45, 0.55, 0.7, 1.0)
 GAINS = tuple(round(1.0 + 0.05 * i, 2) for i in range(11))  # 1.0 .. 1.5
 
 
-def choose_readout(model: CVUNet, L: np.ndarray, ab: np.ndarray,
-                   colour_target: float) -> tuple[float, float, list[dict[str, float]]]:
-    """(temperature, chroma gain) with the best PSNR among those keeping colour_target of the colour.
+def choose_readout(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: float,
+                   temperatures: tuple[float, ...] = TEMPERATURES) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """The (temperature, chroma gain) row with the best PSNR among those keeping colour_target of the colour.
 
     Measured on photos the model did not train on: on its training photos it is sure of itself and
     vivid, elsewhere it is less sure and more muted, and the read-out must suit the photos it has not seen.
+    With no row colourful enough, the most colourful one, marked ``vivid: 0``.
     """
     rows = []
-    for t in TEMPERATURES:
+    for t in temperatures:
         raw = predict_ab(model, L, t)
         for g in GAINS:
             rows.append({"temperature": t, "chroma_gain": g, **quality_of(L, raw * g, ab)})
     vivid = [r for r in rows if r["colourfulness_ratio"] >= colour_target]
-    best = max(vivid, key=lambda r: r["psnr"]) if vivid else max(rows, key=lambda r: r["colourfulness_ratio"])
-    return best["temperature"], best["chroma_gain"], rows
+    if vivid:
+        return {**max(vivid, key=lambda r: r["psnr"]), "vivid": 1.0}, rows
+    return {**max(rows, key=lambda r: r["colourfulness_ratio"]), "vivid": 0.0}, rows
+
+
+def tuning_score(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: float) -> tuple[float, float]:
+    """How good a snapshot is on the tuning photos: dB over grey at the colour target; (score, gain).
+
+    One that cannot reach the colour target at any gain scores 100 dB less, so it is never chosen
+    over one that can.
+    """
+    best, _ = choose_readout(model, L, ab, colour_target, (model.config.temperature,))
+    return best["gain_db"] - (0.0 if best["vivid"] else 100.0), best["chroma_gain"]
 
 
 class WeightAverage:
@@ -251,6 +263,8 @@ def train(s: TrainSettings) -> dict[str, Any]:
                              {"params": enc_params, "lr_scale": s.encoder_lr_scale}], lr=s.lr, weight_decay=1e-4)
     step, elapsed_before, history = 0, 0.0, []
     average = WeightAverage(model, s.ema_decay) if s.ema_decay > 0 else None
+    best_path = s.work / "best.pt"  # the snapshot that did best on the tuning photos so far
+    best: dict[str, float] | None = None
     if s.resume and ckpt_path.exists():
         ck = torch.load(ckpt_path, map_location="cpu", weights_only=True)
         model.load_state_dict(ck["model"])
@@ -259,9 +273,15 @@ def train(s: TrainSettings) -> dict[str, Any]:
             average.shadow, average.updates = ck["average"], ck["average_updates"]
         step, elapsed_before, history = ck["step"], ck["elapsed"], json.loads(ck["history"])
         torch.set_rng_state(ck["torch_rng"])
+        if "best" in ck and best_path.exists():
+            best = json.loads(ck["best"])
         log.info("resumed at step %d", step)
 
     val_L, val_ab = fixed_batch(val_set, 256) if val_set.images else (None, None)
+    # Held-out tuning photos choose the snapshot to ship and its read-out; with none (a tiny folder),
+    # the last snapshot is shipped and the read-out is chosen on training photos.
+    readout_set = tune_set if tune_set.images else PhotoSet(train_set.names[:48], train_set.images[:48])
+    tune_L, tune_ab = fixed_batch(readout_set, 256)
     t0 = time.monotonic()
     budget = s.max_minutes * 60 if s.max_minutes is not None else None
 
@@ -270,7 +290,8 @@ def train(s: TrainSettings) -> dict[str, Any]:
         extra = {"average": average.shadow, "average_updates": average.updates} if average is not None else {}
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, **extra,
                     "elapsed": elapsed_before + time.monotonic() - t0, "history": json.dumps(history),
-                    "torch_rng": torch.get_rng_state(), "settings": json.dumps(asdict(s), default=str)}, tmp)
+                    "torch_rng": torch.get_rng_state(), "settings": json.dumps(asdict(s), default=str),
+                    **({"best": json.dumps(best)} if best is not None else {})}, tmp)
         os.replace(tmp, ckpt_path)
 
     first_step = step
@@ -302,12 +323,20 @@ def train(s: TrainSettings) -> dict[str, Any]:
                 ema[k] = v if k not in ema else 0.98 * ema[k] + 0.02 * v
             _progress(step, first_step, s.steps, time.monotonic() - t0, ema, budget)
             if step % s.val_every == 0 or step == s.steps:
-                if val_L is not None and val_ab is not None:
-                    model.eval()
-                    q = quality(average.averaged(model) if average is not None else model, val_L, val_ab)
-                    history.append({"step": step, "minutes": round((elapsed_before + time.monotonic() - t0) / 60, 2),
-                                    **{k: round(v, 4) for k, v in ema.items()}, **{k: round(v, 3) for k, v in q.items()}})
-                    log.info("step %d val %s", step, history[-1])
+                snapshot = average.averaged(model) if average is not None else model.eval()
+                minutes = round((elapsed_before + time.monotonic() - t0) / 60, 2)
+                row: dict[str, float] = {"step": step, "minutes": minutes, **{k: round(v, 4) for k, v in ema.items()}}
+                if val_L is not None and val_ab is not None:  # measured only, never used to choose
+                    row.update({k: round(v, 3) for k, v in quality(snapshot, val_L, val_ab).items()})
+                if tune_set.images:
+                    score, gain = tuning_score(snapshot, tune_L, tune_ab, s.colour_target)
+                    row.update({"tuning_gain_db": round(score, 3), "tuning_chroma_gain": gain})
+                    if best is None or score > best["score"]:
+                        best = {"score": score, "step": step}
+                        torch.save(snapshot.state_dict(), best_path.with_suffix(".tmp"))
+                        os.replace(best_path.with_suffix(".tmp"), best_path)
+                history.append(row)
+                log.info("step %d %s", step, row)
                 save_checkpoint()
     finally:
         prefetch.close()
@@ -315,13 +344,14 @@ def train(s: TrainSettings) -> dict[str, Any]:
     sys.stderr.write("\n")
 
     model = average.averaged(model) if average is not None else model.eval()
-    # The read-out is chosen on the held-out tuning photos; with none (a tiny folder), on training photos.
-    readout_set = tune_set if tune_set.images else PhotoSet(train_set.names[:48], train_set.images[:48])
-    tune_L, tune_ab = fixed_batch(readout_set, 256)
-    temperature, gain, readout_rows = choose_readout(model, tune_L, tune_ab, s.colour_target)
+    selected = step
+    if best is not None:
+        model.load_state_dict(torch.load(best_path, map_location="cpu", weights_only=True))
+        selected = int(best["step"])
+    tuned, readout_rows = choose_readout(model, tune_L, tune_ab, s.colour_target)
+    temperature, gain = tuned["temperature"], tuned["chroma_gain"]
     model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": temperature,
                                           "chroma_gain": gain})
-    tuned = next(r for r in readout_rows if r["temperature"] == temperature and r["chroma_gain"] == gain)
     final = quality(model, val_L, val_ab) if val_L is not None and val_ab is not None else {}
     minutes = (elapsed_before + time.monotonic() - t0) / 60
     card = {
@@ -333,7 +363,9 @@ def train(s: TrainSettings) -> dict[str, Any]:
         "minutes": round(minutes, 1),
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(s).items()},
         "model": model.config.to_dict(), "bins": int(model.bins.shape[0]),
-        "weights": "moving average of the weights" if average is not None else "last step",
+        "weights": ("moving average of the weights" if average is not None else "the weights")
+        + (f" at step {selected}, the best on the tuning photos" if best is not None else " at the last step"),
+        "selected_step": selected,
         "readout": {"chosen_on": "tuning photos" if tune_set.images else "training photos",
                     "temperature": temperature, "chroma_gain": gain,
                     "colour_target": s.colour_target, **{k: round(v, 3) for k, v in tuned.items()

@@ -124,6 +124,9 @@ def test_readout_is_chosen_on_held_out_photos_and_keeps_the_colour_target(photos
         assert r["psnr"] == max(x["psnr"] for x in vivid)
     else:
         assert r["colourfulness_ratio"] == max(x["colourfulness_ratio"] for x in rows)
+    # The shipped snapshot is the one that scored best on the tuning photos (never the validation ones).
+    scores = {h["step"]: h["tuning_gain_db"] for h in card["history"]}
+    assert card["selected_step"] == max(scores, key=lambda k: scores[k])
     model = load_model(tmp_path / "w.pt")
     assert (model.config.temperature, model.config.chroma_gain) == (r["temperature"], r["chroma_gain"])
     assert "tuning photos" in (tmp_path / "w.md").read_text()
