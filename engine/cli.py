@@ -145,7 +145,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.folder} is not a folder")
     return run_evaluate(EvalSettings(folder=args.folder, split=args.split, size=args.size,
                                      weights=args.weights, json_path=args.json, markdown_path=args.markdown,
-                                     examples_dir=args.examples, examples=args.n_examples))
+                                     examples_dir=args.examples, examples=args.n_examples,
+                                     chroma_gain=args.chroma_gain))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -216,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--markdown", type=Path)
     e.add_argument("--examples", type=Path, help="save before/after pictures here")
     e.add_argument("--n-examples", type=int, default=4)
+    e.add_argument("--chroma-gain", type=float, help="instead of the model's own (to see the trade-off)")
     e.set_defaults(func=_evaluate)
     return p
 

@@ -17,6 +17,8 @@ from .color import colourfulness, grey_rgb, join_lab, psnr, rgb_to_lab, to_uint8
 from .colorizer import Colorizer, ColorizeSettings, prepare
 from .dataset import TUNING_FRACTION, find_photos, split_of
 from .imageio import ImageError, decode
+from .model import ModelConfig
+from .weights import load_model
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class EvalSettings:
     markdown_path: Path | None = None
     examples_dir: Path | None = None
     examples: int = 4
+    chroma_gain: float | None = None  # instead of the model's own: to see the PSNR/colourfulness trade-off
 
 
 def ab_error(ab: np.ndarray, truth: np.ndarray) -> float:
@@ -106,7 +109,10 @@ def run_evaluate(s: EvalSettings) -> int:
     if not photos:
         print("no colour photos to evaluate")
         return 1
-    colorizer = Colorizer.create(ColorizeSettings(size=s.size, weights=s.weights, batch_size=1))
+    model = load_model(s.weights)
+    if s.chroma_gain is not None:
+        model.config = ModelConfig.from_dict({**model.config.to_dict(), "chroma_gain": s.chroma_gain})
+    colorizer = Colorizer.create(ColorizeSettings(size=s.size, weights=s.weights, batch_size=1), model=model)
     report = evaluate_photos(colorizer, photos)
     print(f"{'photo':40s} {'PSNR':>6s} {'grey':>6s} {'tint':>6s} {'ab err':>7s} {'colour':>7s} {'orig':>7s}")
     for r in report["rows"]:
@@ -114,7 +120,8 @@ def run_evaluate(s: EvalSettings) -> int:
               f"{r['ab_error']:7.2f} {r['colourfulness']:7.1f} {r['colourfulness_original']:7.1f}")
     table = markdown_table(report)
     print()
-    print(f"{len(photos)} photos from {s.folder} (split: {s.split}), {colorizer.description}")
+    print(f"{len(photos)} photos from {s.folder} (split: {s.split}), {colorizer.description}, "
+          f"chroma gain {model.config.chroma_gain}")
     print(table)
     if s.json_path:
         Path(s.json_path).write_text(json.dumps(report, indent=2))

@@ -50,3 +50,24 @@ def test_splits_partition_the_folder_as_the_training_command_does(tmp_path):
     assert len(names["all"]) == 40
     for s in ("validation", "tuning", "train"):
         assert all(split_of(n, tune_fraction=TUNING_FRACTION) == s for n in names[s])
+
+
+def test_chroma_gain_override_changes_only_the_colour_strength(tmp_path):
+    import json
+
+    from engine.evaluate import EvalSettings, run_evaluate
+    from engine.weights import save_weights
+
+    save_weights(random_model(), tmp_path / "w.pt")
+    for i in range(2):
+        cv2.imwrite(str(tmp_path / f"p{i}.png"), colour_photo(40, 48, i))
+    means = {}
+    for gain in (None, 0.0):
+        out = tmp_path / f"r{gain}.json"
+        assert run_evaluate(EvalSettings(folder=tmp_path, size=64, weights=tmp_path / "w.pt", json_path=out,
+                                         chroma_gain=gain)) == 0
+        means[gain] = json.loads(out.read_text())["mean"]
+    assert means[None]["colourfulness"] > 1.0
+    assert means[0.0]["colourfulness"] < 1e-3  # no chroma at all: the grey photo
+    assert abs(means[0.0]["psnr"] - means[0.0]["psnr_grey"]) < 0.05
+    assert means[0.0]["psnr_grey"] == means[None]["psnr_grey"]
