@@ -122,7 +122,8 @@ def _train(args: argparse.Namespace) -> int:
                       val_every=args.val_every, threads=args.threads, reg_weight=args.reg_weight,
                       reg_beta=args.reg_beta, rebalance=args.rebalance, ema_decay=args.ema_decay,
                       tune_fraction=args.tune_fraction, colour_target=args.colour_target,
-                      encoder_lr_scale=args.encoder_lr_scale)
+                      encoder_lr_scale=args.encoder_lr_scale, crop_min=args.crop_min,
+                      gamma_jitter=args.gamma_jitter)
     if not args.data.is_dir():
         raise UsageError(f"{args.data} is not a folder")
     card = train(s)
@@ -201,11 +202,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--reg-beta", type=float, default=0.05, help="smooth-L1 beta (larger: closer to L2)")
     t.add_argument("--rebalance", type=float, default=0.5, help="class rebalancing mix (1.0: none)")
     t.add_argument("--encoder-lr-scale", type=float, default=0.5, help="encoder learning rate vs the decoder's")
-    t.add_argument("--ema-decay", type=float, default=0.998, help="moving average of the weights (0: off)")
-    t.add_argument("--tune-fraction", type=float, default=0.1,
-                   help="share of photos held out to choose the read-out on (0: use training photos)")
+    t.add_argument("--ema-decay", type=float, default=0.0, help="ship a moving average of the weights (e.g. 0.998)")
+    t.add_argument("--tune-fraction", type=float, default=0.0,
+                   help="share of photos held out to choose the snapshot and read-out on (e.g. 0.1; 0: none)")
     t.add_argument("--colour-target", type=float, default=0.85,
-                   help="share of the originals' colourfulness the read-out must keep")
+                   help="with tuning photos: share of the originals' colourfulness the read-out must keep")
+    t.add_argument("--crop-min", type=float, default=0.3, help="smallest crop, as a share of the shorter side")
+    t.add_argument("--gamma-jitter", type=float, default=0.0, help="log-gamma jitter on L (e.g. 0.2)")
     t.set_defaults(func=_train)
 
     e = sub.add_parser("evaluate", help="quality report on a folder of colour photos")

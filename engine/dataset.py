@@ -20,7 +20,7 @@ MAX_SIDE = 1024  # photos are kept in memory no larger than this
 
 
 VALIDATION_FRACTION = 0.1
-TUNING_FRACTION = 0.1  # the training command's default
+TUNING_FRACTION = 0.1  # what `evaluate --split tuning` means: the share used by `train --tune-fraction 0.1`
 
 
 def split_of(name: str, val_fraction: float = VALIDATION_FRACTION, tune_fraction: float = 0.0) -> str:
@@ -75,7 +75,7 @@ def load_photos(folder: Path, split: str | None, val_fraction: float = VALIDATIO
 
 
 def random_crop(img: np.ndarray, size: int, rng: np.random.Generator,
-                scale: tuple[float, float] = (0.25, 1.0)) -> np.ndarray:
+                scale: tuple[float, float] = (0.3, 1.0)) -> np.ndarray:
     """A square crop covering a random share of the shorter side, resized to size x size."""
     h, w = img.shape[:2]
     side = int(min(h, w) * np.sqrt(rng.uniform(scale[0] ** 2, scale[1] ** 2)))
@@ -97,25 +97,25 @@ def center_crop(img: np.ndarray, size: int) -> np.ndarray:
     return cv2.resize(img[y : y + side, x : x + side], (size, size), interpolation=cv2.INTER_AREA)
 
 
-def jitter_lightness(L: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Exposure, contrast and gamma jitter on L only: old scans vary in all three, colours do not."""
+def jitter_lightness(L: np.ndarray, rng: np.random.Generator, gamma: float = 0.0) -> np.ndarray:
+    """Exposure and contrast (and, if asked, gamma) jitter on L only: old scans vary in all, colours do not."""
     contrast = rng.uniform(0.8, 1.2)
     exposure = rng.uniform(-8.0, 8.0)
-    gamma = float(np.exp(rng.uniform(-0.2, 0.2)))
-    L = 100.0 * (np.clip(L, 0.0, 100.0) / 100.0) ** gamma
+    if gamma > 0:  # drawn only when asked, so a run without it sees exactly the batches it always did
+        L = 100.0 * (np.clip(L, 0.0, 100.0) / 100.0) ** float(np.exp(rng.uniform(-gamma, gamma)))
     return np.clip((L - 50.0) * contrast + 50.0 + exposure, 0.0, 100.0)
 
 
 def make_batch(photos: PhotoSet, batch: int, size: int, rng: np.random.Generator,
-               augment: bool = True) -> tuple[np.ndarray, np.ndarray]:
+               augment: bool = True, crop_min: float = 0.3, gamma: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(L: B x 1 x S x S, ab: B x 2 x S x S) float32 from random photos."""
     Ls = np.empty((batch, 1, size, size), np.float32)
     abs_ = np.empty((batch, 2, size, size), np.float32)
     for i in range(batch):
         img = photos.images[int(rng.integers(len(photos.images)))]
-        lab = rgb_to_lab(random_crop(img, size, rng))
+        lab = rgb_to_lab(random_crop(img, size, rng, (crop_min, 1.0)))
         L = lab[..., 0]
-        Ls[i, 0] = jitter_lightness(L, rng) if augment else L
+        Ls[i, 0] = jitter_lightness(L, rng, gamma) if augment else L
         abs_[i] = lab[..., 1:].transpose(2, 0, 1)
     return Ls, abs_
 

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from . import color
-from .dataset import TUNING_FRACTION, PhotoSet, fixed_batch, load_photos, make_batch
+from .dataset import PhotoSet, fixed_batch, load_photos, make_batch
 from .encoder import load_imagenet_lite0
 from .model import CVUNet, ModelConfig, init_encoder_from_imagenet
 from .weights import load_model, save_weights, weights_meta
@@ -54,9 +54,11 @@ class TrainSettings:
     resume: bool = False
     init: Path | None = None
     val_every: int = 250
-    ema_decay: float = 0.998  # weights averaged over ~1/(1-decay) steps are what gets measured and shipped; 0: off
-    tune_fraction: float = TUNING_FRACTION  # held out of training to choose the read-out on (0: training photos)
-    colour_target: float = 0.85  # the read-out keeps at least this share of the originals' colourfulness
+    ema_decay: float = 0.0  # e.g. 0.998: ship a moving average of the weights over ~1/(1-decay) steps
+    tune_fraction: float = 0.0  # e.g. 0.1: photos held out of training to choose the snapshot and read-out on
+    colour_target: float = 0.85  # with tuning photos: the read-out keeps this share of the originals' colour
+    crop_min: float = 0.3  # smallest crop, as a share of the photo's shorter side
+    gamma_jitter: float = 0.0  # e.g. 0.2: log-gamma jitter on L
     threads: int | None = None
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -142,6 +144,26 @@ def tuning_score(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: fl
     return best["gain_db"] - (0.0 if best["vivid"] else 100.0), best["chroma_gain"]
 
 
+def choose_temperature(model: CVUNet, L: np.ndarray, ab: np.ndarray) -> tuple[float, list[dict[str, float]]]:
+    """Without tuning photos: the temperature with the best PSNR among those keeping >= 0.85 of the colour."""
+    rows = []
+    for t in (0.25, 0.32, 0.38, 0.45, 0.55, 0.7, 1.0):
+        rows.append({"temperature": t, "chroma_gain": 1.0, **quality_of(L, predict_ab(model, L, t), ab)})
+    vivid = [r for r in rows if r["colourfulness_ratio"] >= 0.85]
+    best = max(vivid, key=lambda r: r["psnr"]) if vivid else max(rows, key=lambda r: r["colourfulness_ratio"])
+    return best["temperature"], rows
+
+
+def choose_chroma_gain(model: CVUNet, L: np.ndarray, ab: np.ndarray, temperature: float) -> tuple[float, float]:
+    """Without tuning photos: the ab scale that makes the output on training photos as colourful as they are.
+
+    The model is at its most confident on the photos it learned; on unseen ones it is more muted, so
+    this is at most what they need (and never above 1.5x). Returns (gain, ratio before).
+    """
+    ratio = quality_of(L, predict_ab(model, L, temperature), ab)["colourfulness_ratio"]
+    return round(float(min(1.5, max(1.0, 1.0 / max(ratio, 1e-6)))), 3), float(ratio)
+
+
 class WeightAverage:
     """An exponential moving average of the weights.
 
@@ -183,7 +205,7 @@ class BatchPrefetcher:
         step = start
         while not self.stop.is_set():
             rng = np.random.default_rng([s.seed, step])
-            L, ab = make_batch(photos, s.batch, s.size, rng)
+            L, ab = make_batch(photos, s.batch, s.size, rng, crop_min=s.crop_min, gamma=s.gamma_jitter)
             while not self.stop.is_set():
                 try:
                     self.q.put((step, L, ab), timeout=0.2)
@@ -348,8 +370,17 @@ def train(s: TrainSettings) -> dict[str, Any]:
     if best is not None:
         model.load_state_dict(torch.load(best_path, map_location="cpu", weights_only=True))
         selected = int(best["step"])
-    tuned, readout_rows = choose_readout(model, tune_L, tune_ab, s.colour_target)
-    temperature, gain = tuned["temperature"], tuned["chroma_gain"]
+    if tune_set.images:
+        tuned, readout_rows = choose_readout(model, tune_L, tune_ab, s.colour_target)
+        temperature, gain = tuned["temperature"], tuned["chroma_gain"]
+        readout = {"chosen_on": "tuning photos", "temperature": temperature, "chroma_gain": gain,
+                   "colour_target": s.colour_target, **{k: round(v, 3) for k, v in tuned.items()
+                                                        if k not in ("temperature", "chroma_gain")}}
+    else:
+        temperature, readout_rows = choose_temperature(model, tune_L, tune_ab)
+        gain, ratio_before = choose_chroma_gain(model, tune_L, tune_ab, temperature)
+        readout = {"chosen_on": "training photos", "temperature": temperature, "chroma_gain": gain,
+                   "training_colourfulness_ratio_before": round(ratio_before, 3)}
     model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": temperature,
                                           "chroma_gain": gain})
     final = quality(model, val_L, val_ab) if val_L is not None and val_ab is not None else {}
@@ -366,10 +397,7 @@ def train(s: TrainSettings) -> dict[str, Any]:
         "weights": ("moving average of the weights" if average is not None else "the weights")
         + (f" at step {selected}, the best on the tuning photos" if best is not None else " at the last step"),
         "selected_step": selected,
-        "readout": {"chosen_on": "tuning photos" if tune_set.images else "training photos",
-                    "temperature": temperature, "chroma_gain": gain,
-                    "colour_target": s.colour_target, **{k: round(v, 3) for k, v in tuned.items()
-                                                         if k not in ("temperature", "chroma_gain")}},
+        "readout": readout,
         "readout_search": [{k: round(v, 3) for k, v in r.items()} for r in readout_rows],
         "validation_256px_centre_crops": final, "history": history,
         "torch": torch.__version__, "threads": torch.get_num_threads(),
@@ -388,6 +416,15 @@ def init_card(init: Path | None) -> dict[str, Any] | None:
         return json.loads(weights_meta(init).get("card", "{}")) or {"weights": str(init)}
     except (ValueError, RuntimeError):
         return {"weights": str(init)}
+
+
+def _readout_note(readout: dict[str, Any]) -> str:
+    if readout.get("chosen_on") == "tuning photos":
+        return (f", chosen on the tuning photos for the best PSNR that keeps {readout['colour_target']} of the "
+                "originals' colourfulness.")
+    if readout.get("chosen_on") == "training photos":
+        return ", chosen on training photos (the gain makes them as colourful as the originals)."
+    return "."
 
 
 def _stage_line(card: dict[str, Any]) -> str:
@@ -411,8 +448,7 @@ def write_model_card(card: dict[str, Any], weights: Path) -> None:
         f"- Encoder: EfficientNet-Lite0 from ImageNet (blocks >= {FIRST_TRAINED_BLOCK} fine-tuned); "
         f"{card['bins']} ab bins; read-out temperature {card['model']['temperature']}, "
         f"chroma gain {card['model'].get('chroma_gain', 1.0)}"
-        + (f", chosen on the {card['readout']['chosen_on']} for the best PSNR that keeps "
-           f"{card['readout']['colour_target']} of the originals' colourfulness." if "readout" in card else "."),
+        + _readout_note(card.get("readout", {})),
         f"- Shipped weights: {card.get('weights', 'last step')}.",
     ]
     if v:

@@ -1,7 +1,7 @@
 import cv2
 import numpy as np
 import pytest
-from helpers import colour_photo, random_model
+from helpers import SHARED, colour_photo, random_model
 
 from engine.colorizer import Colorizer, ColorizeSettings
 from engine.evaluate import evaluate_photos, load_folder, markdown_table, psnr
@@ -71,3 +71,13 @@ def test_chroma_gain_override_changes_only_the_colour_strength(tmp_path):
     assert means[0.0]["colourfulness"] < 1e-3  # no chroma at all: the grey photo
     assert abs(means[0.0]["psnr"] - means[0.0]["psnr_grey"]) < 0.05
     assert means[0.0]["psnr_grey"] == means[None]["psnr_grey"]
+
+
+@pytest.mark.skipif(not (SHARED / "photos" / "train").is_dir(), reason="the shared training photos are not here")
+def test_shipped_model_colours_photos_it_never_trained_on_better_than_grey_or_a_tint():
+    photos, _ = load_folder(SHARED / "photos" / "train", "validation")
+    assert len(photos) >= 10
+    colorizer = Colorizer.create(ColorizeSettings(device="cpu", size=256, batch_size=1))
+    m = evaluate_photos(colorizer, photos)["mean"]
+    assert m["psnr"] > m["psnr_grey"] + 0.5 and m["psnr"] > m["psnr_tint"] + 0.5
+    assert m["colourfulness_ratio"] > 0.6

@@ -36,6 +36,9 @@ def test_training_writes_loadable_weights_and_a_model_card(photos, tmp_path):
     assert model.config.num_bins == card["bins"] > 1
     assert json.loads(weights_meta(tmp_path / "w.pt")["card"])["steps"] == 4
     assert (tmp_path / "w.json").exists() and "steps of batch" in (tmp_path / "w.md").read_text()
+    # No tuning photos asked for: the read-out is set on training photos, the last step is shipped.
+    assert card["readout"]["chosen_on"] == "training photos" and data["tuning_photos"] == 0
+    assert card["selected_step"] == 4 and model.config.chroma_gain == card["readout"]["chroma_gain"] >= 1.0
 
 
 def test_same_seed_gives_the_same_model(photos, tmp_path):
@@ -47,8 +50,8 @@ def test_same_seed_gives_the_same_model(photos, tmp_path):
 
 
 def test_resume_continues_from_the_checkpoint(photos, tmp_path):
-    train(tiny(photos, tmp_path, steps=2))
-    card = train(tiny(photos, tmp_path, steps=4, resume=True))
+    train(tiny(photos, tmp_path, steps=2, ema_decay=0.9))
+    card = train(tiny(photos, tmp_path, steps=4, resume=True, ema_decay=0.9))
     assert card["steps"] == 4
     assert [h["step"] for h in card["history"]] == [2, 4]  # the first run's history was kept
     ck = torch.load(tmp_path / "work" / "checkpoint.pt", weights_only=True)
@@ -112,7 +115,8 @@ def test_weight_average_follows_the_weights_slowly():
 
 
 def test_readout_is_chosen_on_held_out_photos_and_keeps_the_colour_target(photos, tmp_path):
-    card = train(tiny(photos, tmp_path, tune_fraction=0.3, colour_target=0.5))
+    card = train(tiny(photos, tmp_path, tune_fraction=0.3, colour_target=0.5, ema_decay=0.9, gamma_jitter=0.2,
+                      crop_min=0.25))
     assert card["data"]["tuning_photos"] > 0
     assert not set(card["data"]["tuning_names"]) & set(card["data"]["validation_names"])
     r = card["readout"]
@@ -130,3 +134,18 @@ def test_readout_is_chosen_on_held_out_photos_and_keeps_the_colour_target(photos
     model = load_model(tmp_path / "w.pt")
     assert (model.config.temperature, model.config.chroma_gain) == (r["temperature"], r["chroma_gain"])
     assert "tuning photos" in (tmp_path / "w.md").read_text()
+
+
+def test_gamma_jitter_is_off_unless_asked_and_leaves_the_batches_as_they_were():
+    import numpy as np
+    from helpers import colour_photo
+
+    from engine.dataset import PhotoSet, make_batch
+
+    photos = PhotoSet(["a"], [colour_photo(80, 90, 1)])
+    plain = make_batch(photos, 3, 32, np.random.default_rng(5))
+    again = make_batch(photos, 3, 32, np.random.default_rng(5), crop_min=0.3, gamma=0.0)
+    jittered = make_batch(photos, 3, 32, np.random.default_rng(5), gamma=0.2)
+    assert np.array_equal(plain[0], again[0]) and np.array_equal(plain[1], again[1])
+    # The first crop is drawn before any jitter: same colours, only its L differs.
+    assert np.array_equal(plain[1][0], jittered[1][0]) and not np.array_equal(plain[0][0], jittered[0][0])
