@@ -167,8 +167,8 @@ def choose_chroma_gain(model: CVUNet, L: np.ndarray, ab: np.ndarray, temperature
 class WeightAverage:
     """An exponential moving average of the weights.
 
-    With a few hundred photos the weights wander from step to step (validation moves by a few tenths
-    of a dB between checkpoints); their average generalizes better than any one of them.
+    With a few hundred photos the weights wander from step to step (held-out scores move by a few
+    tenths of a dB between checkpoints); their average is steadier than any one of them.
     """
 
     def __init__(self, model: CVUNet, decay: float) -> None:
