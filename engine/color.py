@@ -40,6 +40,7 @@ def _grey_lut(levels: int) -> np.ndarray:
 
 
 _LUTS: dict[int, np.ndarray] = {}
+LAB_STRIP_PIXELS = 1 << 20  # colour photos go to Lab in strips of about this many pixels (12 bytes each)
 
 
 def lightness(img: np.ndarray) -> np.ndarray:
@@ -52,7 +53,14 @@ def lightness(img: np.ndarray) -> np.ndarray:
             return _LUTS[levels][img]
         f = to_float01(img)
         return cv2.cvtColor(np.repeat(f[..., None], 3, axis=2), cv2.COLOR_RGB2Lab)[..., 0].copy()
-    return rgb_to_lab(img)[..., 0].copy()
+    H, W = img.shape[:2]
+    rows = max(1, LAB_STRIP_PIXELS // max(W, 1))
+    if H <= rows:
+        return rgb_to_lab(img)[..., 0].copy()
+    L = np.empty((H, W), np.float32)
+    for r in range(0, H, rows):
+        L[r : r + rows] = rgb_to_lab(img[r : r + rows])[..., 0]
+    return L
 
 
 def join_lab(L: np.ndarray, ab: np.ndarray) -> np.ndarray:

@@ -99,17 +99,6 @@ def padded(n: int) -> int:
     return max(MULTIPLE, math.ceil(n / MULTIPLE) * MULTIPLE)
 
 
-def _lightness(image: np.ndarray) -> np.ndarray:
-    """L of the whole photo; colour photos are converted in strips (a full Lab copy is 12 bytes a pixel)."""
-    if image.ndim == 2 or image.shape[0] * image.shape[1] <= STRIP_PIXELS:
-        return lightness(image)
-    H, W = image.shape[:2]
-    L = np.empty((H, W), np.float32)
-    for r0, r1 in strips(H, W):
-        L[r0:r1] = lightness(image[r0:r1])
-    return L
-
-
 def _working_L(L: np.ndarray, size: int) -> np.ndarray:
     h, w = working_shape(L.shape[0], L.shape[1], size)
     interp = cv2.INTER_AREA if h < L.shape[0] else cv2.INTER_LINEAR
@@ -119,7 +108,7 @@ def _working_L(L: np.ndarray, size: int) -> np.ndarray:
 
 def prepare(image: np.ndarray, size: int) -> Prepared:
     """image: H x W grey or H x W x 3 RGB, uint8/uint16/float 0..1."""
-    L = _lightness(image)
+    L = lightness(image)
     return Prepared(L, _working_L(L, size))
 
 
@@ -229,6 +218,11 @@ class Colorizer:
     @property
     def on_cpu(self) -> bool:
         return self.runtime.device.type == "cpu"
+
+    @property
+    def where(self) -> str:
+        """Where the model runs, for messages."""
+        return "on the device" if self.on_cpu else "on the GPU"
 
     def free_memory(self) -> None:
         """Give back what the runtime keeps between calls (buffer pool, CUDA graphs, cached blocks)."""

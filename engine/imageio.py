@@ -43,8 +43,9 @@ class OutputUnwritable(ImageError):
         self.errno = errno
 
     @property
-    def disk_full(self) -> bool:
-        return self.errno in (errno.ENOSPC, errno.EDQUOT)
+    def whole_disk(self) -> bool:
+        """Full or read-only: no other photo can be written either (unlike one unwritable folder)."""
+        return self.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
 
 
 @dataclass
@@ -133,14 +134,14 @@ def decode(path: Path, max_pixels: int = MAX_PIXELS) -> DecodedImage:
         raise ImageError("not enough memory to decode this photo") from None
     except OSError as err:
         if err.errno in (errno.EIO, errno.ELOOP, errno.ENAMETOOLONG, errno.ENXIO, errno.ESTALE):
-            raise ImageError(f"unreadable file ({_short(err)})") from None
-        raise ImageError(f"truncated or corrupt image ({_short(err)})") from None
+            raise ImageError(f"unreadable file ({short_reason(err)})") from None
+        raise ImageError(f"truncated or corrupt image ({short_reason(err)})") from None
     except Exception as err:  # noqa: BLE001 - damaged files make Pillow raise almost anything
-        raise ImageError(f"truncated or corrupt image ({_short(err)})") from None
+        raise ImageError(f"truncated or corrupt image ({short_reason(err)})") from None
     try:
         colour = pixels.ndim == 3 and has_colour(pixels)
     except (cv2.error, MemoryError) as err:
-        raise ImageError(f"could not read the colours ({_short(err)})") from None
+        raise ImageError(f"could not read the colours ({short_reason(err)})") from None
     return DecodedImage(np.ascontiguousarray(pixels), alpha, colour, exif, icc, fmt)
 
 
@@ -185,8 +186,9 @@ def _to_array(im: Image.Image) -> tuple[np.ndarray, np.ndarray | None]:
     return np.asarray(im).copy(), None
 
 
-def _short(err: BaseException) -> str:
-    return one_line(str(err), 120) or type(err).__name__
+def short_reason(err: BaseException, limit: int = 120) -> str:
+    """An exception as a one-line reason for the user: its message, or its type when it has none."""
+    return one_line(str(err), limit) or type(err).__name__
 
 
 def one_line(text: str, limit: int = 200) -> str:
@@ -207,7 +209,7 @@ def write_error(err: OSError, what: str = "the output") -> ImageError:
         return OutputUnwritable("output folder is on a read-only disk", code)
     if code in (errno.EACCES, errno.EPERM):
         return OutputUnwritable(f"output folder is not writable ({os.strerror(code)})", code)
-    return ImageError(f"could not write {what} ({_short(err)})")
+    return ImageError(f"could not write {what} ({short_reason(err)})")
 
 
 def output_extension(source: Path, choice: str) -> str:
@@ -322,7 +324,7 @@ def encode(final: Path, rgb: np.ndarray, *, quality: int = 92, alpha: np.ndarray
         raise ImageError("not enough memory to write the output") from None
     except Exception as err:  # noqa: BLE001 - an encoder refusing (e.g. a size over its limit)
         _unlink_quietly(tmp)
-        raise ImageError(f"could not encode the output as {ext} ({_short(err)})") from None
+        raise ImageError(f"could not encode the output as {ext} ({short_reason(err)})") from None
     except BaseException:
         _unlink_quietly(tmp)
         raise

@@ -12,7 +12,6 @@ in pixels, and full-resolution work goes in strips.
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import threading
@@ -30,7 +29,8 @@ from .color import join_lab
 from .colorizer import (MIN_WORK, Colorizer, Prepared, ab_rows, ab_source, is_out_of_memory, pack, prepare,
                         reprepare, strips)
 from .imageio import (IMAGE_EXTENSIONS, MAX_PIXELS, PARTIAL_MARK, DecodedImage, ImageError, OutputUnwritable,
-                      clean_partials, decode, encode, one_line, output_extension, write_error)
+                      clean_partials, decode, encode, one_line, output_extension, short_reason,
+                      write_error)
 
 log = logging.getLogger(__name__)
 
@@ -373,7 +373,7 @@ class BatchPipeline:
             d.error = "not enough memory to decode this photo"
         except Exception as err:  # noqa: BLE001 - one odd photo must not end the batch
             log.debug("decoding %s failed", job.path, exc_info=True)
-            d.error = f"could not read this photo ({one_line(str(err), 120) or type(err).__name__})"
+            d.error = f"could not read this photo ({short_reason(err)})"
         if d.error is not None:
             d.image = d.prepared = None
         d.ms = 1000 * (time.perf_counter() - t)
@@ -400,12 +400,9 @@ class BatchPipeline:
             err_text = str(err)
         except MemoryError:
             err_text = "not enough memory to write the output"
-        except OSError as err:
-            e = write_error(err)
-            err_text, fatal = str(e), e if isinstance(e, OutputUnwritable) else None
         except Exception as err:  # noqa: BLE001 - one odd photo must not end the batch
             log.debug("writing %s failed", d.out, exc_info=True)
-            err_text = f"could not write the output ({one_line(str(err), 120) or type(err).__name__})"
+            err_text = f"could not write the output ({short_reason(err)})"
         finally:
             d.image = d.prepared = None  # the future keeps ``d``: let its pixels go now
         return 1000 * (time.perf_counter() - t), err_text, fatal
@@ -461,7 +458,7 @@ class BatchPipeline:
                         fatal_writes = fatal_writes + 1 if fatal else 0
                         # Nothing can be written: the disk is full or read-only, or no photo was written yet.
                         if fatal is not None and fatal_writes >= 2 and (
-                                summary.done == 0 or fatal.disk_full or fatal.errno == errno.EROFS):
+                                summary.done == 0 or fatal.whole_disk):
                             summary.stopped_reason = summary.stopped_reason or f"stopped: {err}"
                     else:
                         fatal_writes = 0
@@ -552,21 +549,19 @@ class BatchPipeline:
         t = time.perf_counter()
         splits = self.colorizer.oom_splits
         ab_list: list[np.ndarray | None]
-        rescued = False
+        ab_half: np.ndarray | None = None  # stays None when the batch had to be rescued photo by photo
         try:
             ab_half = self.colorizer.infer(canvas)
             ab_list = [ab_half[i] for i in range(len(batch))]
             if self.colorizer.oom_splits != splits:
-                where = "on the device" if self.colorizer.on_cpu else "on the GPU"
-                notes = [f"out of memory {where}: colorized in smaller batches"] * len(batch)
+                notes = [f"out of memory {self.colorizer.where}: colorized in smaller batches"] * len(batch)
         except Exception as err:  # noqa: BLE001 - one bad batch must not end the run
             if not is_out_of_memory(err):
                 log.debug("inference failed", exc_info=True)
-                reason = f"colorization failed: {one_line(str(err), 160) or type(err).__name__}"
+                reason = f"colorization failed: {short_reason(err, 160)}"
                 for d in batch:
                     pending.append((PhotoResult(d.job.index, d.job.path, "failed", reason, decode_ms=d.ms), None))
                 return pending
-            rescued = True
             self.colorizer.free_memory()
             ab_list = []
             for i, d in enumerate(batch):
@@ -578,14 +573,14 @@ class BatchPipeline:
         infer_s = time.perf_counter() - t
         summary.infer_s += infer_s
         compare_ms = diff = None
-        if self.compare is not None and not rescued:
+        if self.compare is not None and ab_half is not None:
             try:
                 t = time.perf_counter()
                 other = self.compare.infer(canvas)
                 c_s = time.perf_counter() - t
                 summary.compare_infer_s += c_s
                 compare_ms = 1000 * c_s / len(batch)
-                diff = max(float(np.abs(other[i] - ab_list[i]).max()) for i in range(len(batch)))  # type: ignore[operator]
+                diff = float(np.abs(other - ab_half).max())
                 summary.max_abs_diff = diff if summary.max_abs_diff is None else max(summary.max_abs_diff, diff)
             except Exception:  # noqa: BLE001 - the comparison is a measurement, never a reason to fail a photo
                 log.debug("the comparison engine failed", exc_info=True)
@@ -613,7 +608,7 @@ class BatchPipeline:
         """
         c = self.colorizer
         assert d.prepared is not None
-        where = "on the device" if c.on_cpu else "on the GPU"
+        where = c.where
         attempts: list[tuple[str, Prepared, Callable[[np.ndarray], np.ndarray]]] = [
             ("", d.prepared, c.infer)]
         size = max(d.prepared.small.shape)
@@ -633,7 +628,7 @@ class BatchPipeline:
                 continue
             log.info("%s: out of memory %s, %s", d.job.path.name, where, note or "retried alone")
             return ab, item, f"out of memory {where}: {note or 'colorized alone'}"
-        reason = (one_line(str(last), 120) or type(last).__name__) if last is not None else ""
-        if last is not None and not is_out_of_memory(last):
-            return None, None, f"colorization failed after running out of memory {where}: {reason}"
-        return None, None, f"colorization failed: out of memory {where}" + (f" ({reason})" if reason else "")
+        assert last is not None  # every attempt failed
+        if not is_out_of_memory(last):
+            return None, None, f"colorization failed after running out of memory {where}: {short_reason(last)}"
+        return None, None, f"colorization failed: out of memory {where} ({short_reason(last)})"

@@ -95,20 +95,32 @@ def predict_ab(model: CVUNet, L: np.ndarray, temperature: float | None = None, b
     return np.concatenate(out)
 
 
-def quality_of(L: np.ndarray, ab_pred: np.ndarray, ab: np.ndarray) -> dict[str, float]:
+@dataclass
+class Reference:
+    """What quality_of compares against, worked out once per set of crops (it is called ~70 times on one)."""
+
+    truth: list[np.ndarray]
+    psnr_grey: float
+    colourfulness: float
+
+    @classmethod
+    def of(cls, L: np.ndarray, ab: np.ndarray) -> Reference:
+        truth = [color.join_lab(L[i, 0], ab[i].transpose(1, 2, 0)) for i in range(len(L))]
+        grey = np.mean([color.psnr(color.grey_rgb(L[i, 0]), truth[i]) for i in range(len(L))])
+        return cls(truth, float(grey), float(np.mean([color.colourfulness(x) for x in truth])))
+
+
+def quality_of(L: np.ndarray, ab_pred: np.ndarray, ref: Reference) -> dict[str, float]:
     """Mean PSNR (RGB) of colorized and of grey crops, and colourfulness against the originals'."""
     pred = [color.join_lab(L[i, 0], ab_pred[i]) for i in range(len(L))]
-    truth = [color.join_lab(L[i, 0], ab[i].transpose(1, 2, 0)) for i in range(len(L))]
-    p = np.mean([color.psnr(pred[i], truth[i]) for i in range(len(L))])
-    g = np.mean([color.psnr(color.grey_rgb(L[i, 0]), truth[i]) for i in range(len(L))])
-    cf = float(np.mean([color.colourfulness(x) for x in pred])) / max(
-        float(np.mean([color.colourfulness(x) for x in truth])), 1e-6)
-    return {"psnr": float(p), "psnr_grey": float(g), "gain_db": float(p - g), "colourfulness_ratio": cf}
+    p = float(np.mean([color.psnr(pred[i], ref.truth[i]) for i in range(len(L))]))
+    cf = float(np.mean([color.colourfulness(x) for x in pred])) / max(ref.colourfulness, 1e-6)
+    return {"psnr": p, "psnr_grey": ref.psnr_grey, "gain_db": p - ref.psnr_grey, "colourfulness_ratio": cf}
 
 
 def quality(model: CVUNet, L: np.ndarray, ab: np.ndarray) -> dict[str, float]:
     """quality_of the model's own read-out (its temperature and chroma gain)."""
-    return quality_of(L, predict_ab(model, L) * model.config.chroma_gain, ab)
+    return quality_of(L, predict_ab(model, L) * model.config.chroma_gain, Reference.of(L, ab))
 
 
 TEMPERATURES = (0.32, 0.38, 0.45, 0.55, 0.7, 1.0)
@@ -116,18 +128,20 @@ GAINS = tuple(round(1.0 + 0.05 * i, 2) for i in range(11))  # 1.0 .. 1.5
 
 
 def choose_readout(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: float,
-                   temperatures: tuple[float, ...] = TEMPERATURES) -> tuple[dict[str, float], list[dict[str, float]]]:
+                   temperatures: tuple[float, ...] = TEMPERATURES,
+                   gains: tuple[float, ...] = GAINS) -> tuple[dict[str, float], list[dict[str, float]]]:
     """The (temperature, chroma gain) row with the best PSNR among those keeping colour_target of the colour.
 
     Measured on photos the model did not train on: on its training photos it is sure of itself and
     vivid, elsewhere it is less sure and more muted, and the read-out must suit the photos it has not seen.
     With no row colourful enough, the most colourful one, marked ``vivid: 0``.
     """
+    ref = Reference.of(L, ab)
     rows = []
     for t in temperatures:
         raw = predict_ab(model, L, t)
-        for g in GAINS:
-            rows.append({"temperature": t, "chroma_gain": g, **quality_of(L, raw * g, ab)})
+        for g in gains:
+            rows.append({"temperature": t, "chroma_gain": g, **quality_of(L, raw * g, ref)})
     vivid = [r for r in rows if r["colourfulness_ratio"] >= colour_target]
     if vivid:
         return {**max(vivid, key=lambda r: r["psnr"]), "vivid": 1.0}, rows
@@ -144,24 +158,19 @@ def tuning_score(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: fl
     return best["gain_db"] - (0.0 if best["vivid"] else 100.0), best["chroma_gain"]
 
 
-def choose_temperature(model: CVUNet, L: np.ndarray, ab: np.ndarray) -> tuple[float, list[dict[str, float]]]:
-    """Without tuning photos: the temperature with the best PSNR among those keeping >= 0.85 of the colour."""
-    rows = []
-    for t in (0.25, 0.32, 0.38, 0.45, 0.55, 0.7, 1.0):
-        rows.append({"temperature": t, "chroma_gain": 1.0, **quality_of(L, predict_ab(model, L, t), ab)})
-    vivid = [r for r in rows if r["colourfulness_ratio"] >= 0.85]
-    best = max(vivid, key=lambda r: r["psnr"]) if vivid else max(rows, key=lambda r: r["colourfulness_ratio"])
-    return best["temperature"], rows
+def choose_readout_on_training_photos(model: CVUNet, L: np.ndarray,
+                                      ab: np.ndarray) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """Without tuning photos: choose_readout's temperature at gain 1, then a gain for full colour.
 
-
-def choose_chroma_gain(model: CVUNet, L: np.ndarray, ab: np.ndarray, temperature: float) -> tuple[float, float]:
-    """Without tuning photos: the ab scale that makes the output on training photos as colourful as they are.
-
-    The model is at its most confident on the photos it learned; on unseen ones it is more muted, so
-    this is at most what they need (and never above 1.5x). Returns (gain, ratio before).
+    The temperature keeps 0.85 of the colour; the gain then makes the output on these training photos
+    as colourful as they are. The model is at its most confident on the photos it learned; on unseen ones it is more muted, so
+    this gain is at most what they need (and never above 1.5x).
     """
-    ratio = quality_of(L, predict_ab(model, L, temperature), ab)["colourfulness_ratio"]
-    return round(float(min(1.5, max(1.0, 1.0 / max(ratio, 1e-6)))), 3), float(ratio)
+    best, rows = choose_readout(model, L, ab, 0.85, (0.25, *TEMPERATURES), gains=(1.0,))
+    ratio = best["colourfulness_ratio"]
+    gain = round(float(min(1.5, max(1.0, 1.0 / max(ratio, 1e-6)))), 3)
+    return {"temperature": best["temperature"], "chroma_gain": gain,
+            "training_colourfulness_ratio_before": round(ratio, 3)}, rows
 
 
 class WeightAverage:
@@ -365,11 +374,11 @@ def train(s: TrainSettings) -> dict[str, Any]:
     save_checkpoint()
     sys.stderr.write("\n")
 
-    model = average.averaged(model) if average is not None else model.eval()
-    selected = step
+    selected = int(best["step"]) if best is not None else step
     if best is not None:
-        model.load_state_dict(torch.load(best_path, map_location="cpu", weights_only=True))
-        selected = int(best["step"])
+        model.eval().load_state_dict(torch.load(best_path, map_location="cpu", weights_only=True))
+    else:
+        model = average.averaged(model) if average is not None else model.eval()
     if tune_set.images:
         tuned, readout_rows = choose_readout(model, tune_L, tune_ab, s.colour_target)
         temperature, gain = tuned["temperature"], tuned["chroma_gain"]
@@ -377,10 +386,9 @@ def train(s: TrainSettings) -> dict[str, Any]:
                    "colour_target": s.colour_target, **{k: round(v, 3) for k, v in tuned.items()
                                                         if k not in ("temperature", "chroma_gain")}}
     else:
-        temperature, readout_rows = choose_temperature(model, tune_L, tune_ab)
-        gain, ratio_before = choose_chroma_gain(model, tune_L, tune_ab, temperature)
-        readout = {"chosen_on": "training photos", "temperature": temperature, "chroma_gain": gain,
-                   "training_colourfulness_ratio_before": round(ratio_before, 3)}
+        picked, readout_rows = choose_readout_on_training_photos(model, tune_L, tune_ab)
+        temperature, gain = picked["temperature"], picked["chroma_gain"]
+        readout = {"chosen_on": "training photos", **picked}
     model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": temperature,
                                           "chroma_gain": gain})
     final = quality(model, val_L, val_ab) if val_L is not None and val_ab is not None else {}

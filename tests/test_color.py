@@ -51,3 +51,10 @@ def test_annealed_mean_sharpens_towards_the_mode_as_temperature_falls():
 def test_colourfulness_is_zero_for_grey_and_positive_for_colour():
     assert color.colourfulness(np.repeat(grey_photo(20, 20)[..., None], 3, axis=2)) < 1e-6
     assert color.colourfulness(colour_photo(20, 20)) > 10
+
+
+def test_lightness_of_a_large_colour_photo_is_the_same_in_strips():
+    from engine.color import LAB_STRIP_PIXELS, lightness, rgb_to_lab
+
+    rgb = np.random.default_rng(1).integers(0, 256, (LAB_STRIP_PIXELS // 500 + 7, 500, 3), dtype=np.uint8)
+    assert np.array_equal(lightness(rgb), rgb_to_lab(rgb)[..., 0])
