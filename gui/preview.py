@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSlider,
     QStackedWidget,
     QToolButton,
@@ -178,6 +179,8 @@ class BeforeAfterView(QWidget):
             col = QVBoxLayout(box)
             col.setContentsMargins(0, 0, 0, 0)
             col.setSpacing(2)
+            # A long file name in the caption must not widen its side: both sides stay the same size.
+            caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             col.addWidget(caption)
             col.addWidget(view, 1)
             views.addWidget(box, 1)
@@ -324,6 +327,7 @@ class BeforeAfterView(QWidget):
     def _update_caption(self) -> None:
         text = "Wipe: grey ◀ │ ▶ colour" if self.mode == "wipe" else "Before: grey"
         self.before_caption.setText(f"{text} · {self._caption}" if self._caption else text)
+        self.before_caption.setToolTip(self.before_caption.text())
 
     def set_wipe(self, fraction: float) -> None:
         rect = self.before_scene.sceneRect()

@@ -137,3 +137,9 @@ def test_preview_cache_keeps_only_the_most_recent():
     for key in range(3):
         cache.put(key, L, ab)
     assert cache.get(0) is None and cache.get(2) is not None
+
+
+def test_a_long_file_name_does_not_make_one_side_wider_than_the_other(view, qtbot):
+    view.show_photo(*_photo(), caption="a-very-long-file-name-" * 8 + ".jpg")
+    qtbot.waitUntil(lambda: abs(view.before_view.width() - view.after_view.width()) <= 2, timeout=2000)
+    assert "a-very-long-file-name" in view.before_caption.toolTip()
