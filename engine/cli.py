@@ -144,10 +144,12 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     if not args.folder.is_dir():
         raise UsageError(f"{args.folder} is not a folder")
+    if args.against is not None and not args.against.is_file():
+        raise UsageError(f"{args.against}: no such weights file")
     return run_evaluate(EvalSettings(folder=args.folder, split=args.split, size=args.size,
                                      weights=args.weights, json_path=args.json, markdown_path=args.markdown,
                                      examples_dir=args.examples, examples=args.n_examples,
-                                     chroma_gain=args.chroma_gain))
+                                     chroma_gain=args.chroma_gain, against=args.against))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -221,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--examples", type=Path, help="save before/after pictures here")
     e.add_argument("--n-examples", type=int, default=4)
     e.add_argument("--chroma-gain", type=float, help="instead of the model's own (to see the trade-off)")
+    e.add_argument("--against", type=Path, metavar="WEIGHTS",
+                   help="compare with another weights file photo by photo (e.g. before and after fine-tuning)")
     e.set_defaults(func=_evaluate)
     return p
 

@@ -8,6 +8,7 @@ model: the grey photo itself, and a constant tint (every photo given the folder'
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,23 @@ class EvalSettings:
     examples_dir: Path | None = None
     examples: int = 4
     chroma_gain: float | None = None  # instead of the model's own: to see the PSNR/colourfulness trade-off
+    against: Path | None = None  # a second weights file, compared photo by photo
+
+
+INTERVAL_LEVEL = 0.9
+
+
+def bootstrap_interval(statistic: Callable[[np.ndarray], float], n: int, level: float = INTERVAL_LEVEL,
+                       resamples: int = 4000, seed: int = 0) -> tuple[float, float]:
+    """Interval of a statistic over n photos, by resampling the photos (seeded: same photos, same interval).
+
+    Photos differ from each other by several dB, so on a few dozen of them a difference of a few
+    tenths of a dB in the mean can be chance; the interval says how wide chance is.
+    """
+    rng = np.random.default_rng(seed)
+    values = [statistic(rng.integers(0, n, n)) for _ in range(resamples)]
+    lo, hi = np.percentile(values, [50 * (1 - level), 50 * (1 + level)])
+    return float(lo), float(hi)
 
 
 def ab_error(ab: np.ndarray, truth: np.ndarray) -> float:
@@ -60,9 +78,40 @@ def evaluate_photos(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]]) 
         })
     keys = [k for k in rows[0] if k != "photo"] if rows else []
     means = {k: float(np.mean([r[k] for r in rows])) for k in keys}
+    intervals: dict[str, object] = {}
     if rows:
         means["colourfulness_ratio"] = means["colourfulness"] / max(means["colourfulness_original"], 1e-9)
-    return {"rows": rows, "mean": means, "mean_ab_tint": mean_ab.tolist()}
+        means["gain_grey"] = means["psnr"] - means["psnr_grey"]
+        means["gain_tint"] = means["psnr"] - means["psnr_tint"]
+        col = {k: np.array([r[k] for r in rows]) for k in ("psnr", "psnr_grey", "psnr_tint", "colourfulness",
+                                                              "colourfulness_original")}
+        n = len(rows)
+        intervals = {
+            "level": INTERVAL_LEVEL,
+            "gain_grey": bootstrap_interval(lambda i: float(np.mean(col["psnr"][i] - col["psnr_grey"][i])), n),
+            "gain_tint": bootstrap_interval(lambda i: float(np.mean(col["psnr"][i] - col["psnr_tint"][i])), n),
+            "colourfulness_ratio": bootstrap_interval(
+                lambda i: float(col["colourfulness"][i].mean() / max(col["colourfulness_original"][i].mean(), 1e-9)),
+                n),
+        }
+    return {"rows": rows, "mean": means, "interval": intervals, "mean_ab_tint": mean_ab.tolist()}
+
+
+def compare(report: dict, other: dict) -> dict:
+    """Photo by photo, this report's PSNR minus the other's (same photos, same order)."""
+    names = [r["photo"] for r in report["rows"]]
+    if names != [r["photo"] for r in other["rows"]]:
+        raise ValueError("the two reports are not on the same photos")
+    diff = np.array([a["psnr"] - b["psnr"] for a, b in zip(report["rows"], other["rows"], strict=True)])
+    return {
+        "photos": len(diff),
+        "psnr_difference": float(diff.mean()) if len(diff) else 0.0,
+        "interval": bootstrap_interval(lambda i: float(diff[i].mean()), len(diff)) if len(diff) else (0.0, 0.0),
+        "better_on": int((diff > 0).sum()),
+        "worse_on": int((diff < 0).sum()),
+        "colourfulness_ratio": report["mean"].get("colourfulness_ratio", 0.0),
+        "colourfulness_ratio_other": other["mean"].get("colourfulness_ratio", 0.0),
+    }
 
 
 def load_folder(folder: Path, split: str) -> tuple[list[tuple[str, np.ndarray]], list[str]]:
@@ -99,7 +148,24 @@ def markdown_table(report: dict) -> str:
         f"Colorized vs grayscale: {m['psnr'] - m['psnr_grey']:+.2f} dB; vs constant tint: "
         f"{m['psnr'] - m['psnr_tint']:+.2f} dB; colourfulness {m['colourfulness_ratio']:.2f} of the originals'.",
     ]
+    iv = report.get("interval") or {}
+    if iv:
+        n = len(report["rows"])
+        lines += ["", f"{iv['level']:.0%} intervals over these {n} photos (resampled): vs grayscale "
+                  f"{_span(iv['gain_grey'])} dB, vs constant tint {_span(iv['gain_tint'])} dB, colourfulness "
+                  f"{iv['colourfulness_ratio'][0]:.2f} to {iv['colourfulness_ratio'][1]:.2f}."]
     return "\n".join(lines)
+
+
+def _span(iv: tuple[float, float] | list[float]) -> str:
+    return f"{iv[0]:+.2f} to {iv[1]:+.2f}"
+
+
+def comparison_line(c: dict, other_name: str) -> str:
+    return (f"Against {other_name}: {c['psnr_difference']:+.2f} dB PSNR ({INTERVAL_LEVEL:.0%} interval "
+            f"{_span(c['interval'])}), better on {c['better_on']} and worse on {c['worse_on']} of {c['photos']} "
+            f"photos; colourfulness {c['colourfulness_ratio']:.2f} against {c['colourfulness_ratio_other']:.2f} "
+            f"of the originals'.")
 
 
 def run_evaluate(s: EvalSettings) -> int:
@@ -118,7 +184,12 @@ def run_evaluate(s: EvalSettings) -> int:
     for r in report["rows"]:
         print(f"{r['photo'][:40]:40s} {r['psnr']:6.2f} {r['psnr_grey']:6.2f} {r['psnr_tint']:6.2f} "
               f"{r['ab_error']:7.2f} {r['colourfulness']:7.1f} {r['colourfulness_original']:7.1f}")
+    if s.against is not None:
+        other = Colorizer.create(ColorizeSettings(size=s.size, weights=s.against, batch_size=1))
+        report["against"] = {"weights": str(s.against), **compare(report, evaluate_photos(other, photos))}
     table = markdown_table(report)
+    if "against" in report:
+        table += "\n\n" + comparison_line(report["against"], str(s.against))
     print()
     print(f"{len(photos)} photos from {s.folder} (split: {s.split}), {colorizer.description}, "
           f"chroma gain {model.config.chroma_gain}")

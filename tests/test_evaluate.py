@@ -81,3 +81,55 @@ def test_shipped_model_colours_photos_it_never_trained_on_better_than_grey_or_a_
     m = evaluate_photos(colorizer, photos)["mean"]
     assert m["psnr"] > m["psnr_grey"] + 0.5 and m["psnr"] > m["psnr_tint"] + 0.5
     assert m["colourfulness_ratio"] > 0.6
+
+
+def test_interval_is_seeded_holds_the_mean_and_widens_with_the_spread():
+    from engine.evaluate import bootstrap_interval
+
+    rng = np.random.default_rng(1)
+    calm, wild = rng.normal(1.0, 0.1, 26), rng.normal(1.0, 3.0, 26)
+    narrow = bootstrap_interval(lambda i: float(calm[i].mean()), 26)
+    wide = bootstrap_interval(lambda i: float(wild[i].mean()), 26)
+    assert narrow[0] < calm.mean() < narrow[1] and wide[0] < wild.mean() < wide[1]
+    assert (wide[1] - wide[0]) > 10 * (narrow[1] - narrow[0])
+    assert bootstrap_interval(lambda i: float(wild[i].mean()), 26) == wide  # same photos, same interval
+    same = np.full(26, 2.0)
+    assert bootstrap_interval(lambda i: float(same[i].mean()), 26) == (2.0, 2.0)
+
+
+def test_report_gives_intervals_around_its_mean_gains(report):
+    m, iv = report["mean"], report["interval"]
+    assert m["gain_grey"] == pytest.approx(m["psnr"] - m["psnr_grey"])
+    for k in ("gain_grey", "gain_tint", "colourfulness_ratio"):
+        assert iv[k][0] <= m[k] <= iv[k][1]
+    assert "intervals over these 3 photos" in markdown_table(report)
+
+
+def test_against_compares_two_models_photo_by_photo(tmp_path):
+    import json
+
+    from engine.evaluate import EvalSettings, compare, run_evaluate
+    from engine.weights import save_weights
+
+    save_weights(random_model(), tmp_path / "w.pt")
+    for i in range(3):
+        cv2.imwrite(str(tmp_path / f"p{i}.png"), colour_photo(40, 48, i))
+    # The same model at chroma gain 0 (the grey photo) against itself at its own gain.
+    out = tmp_path / "r.json"
+    assert run_evaluate(EvalSettings(folder=tmp_path, size=64, weights=tmp_path / "w.pt", json_path=out,
+                                     chroma_gain=0.0, against=tmp_path / "w.pt")) == 0
+    r = json.loads(out.read_text())
+    a = r["against"]
+    own = [row["psnr"] - row["psnr_grey"] for row in r["rows"]]  # at gain 0 psnr is the grey photo's
+    assert a["photos"] == 3 and a["better_on"] + a["worse_on"] <= 3
+    assert a["colourfulness_ratio"] < 1e-3 < a["colourfulness_ratio_other"]
+    assert abs(np.mean(own)) < 0.05  # the gain-0 side really is grey
+    assert a["interval"][0] <= a["psnr_difference"] <= a["interval"][1]
+    own_gain = tmp_path / "own.json"
+    assert run_evaluate(EvalSettings(folder=tmp_path, size=64, weights=tmp_path / "w.pt", json_path=own_gain)) == 0
+    other = json.loads(own_gain.read_text())["mean"]
+    assert a["psnr_difference"] == pytest.approx(r["mean"]["psnr"] - other["psnr"], abs=1e-6)
+    same = compare(r, r)
+    assert same["psnr_difference"] == 0 and same["better_on"] == same["worse_on"] == 0
+    with pytest.raises(ValueError):
+        compare(r, {**r, "rows": r["rows"][:2]})
