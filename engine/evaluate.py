@@ -37,6 +37,7 @@ class EvalSettings:
 
 
 INTERVAL_LEVEL = 0.9
+INTERVAL_MIN_PHOTOS = 5  # resampling fewer photos than this gives intervals that mean nothing
 
 
 def bootstrap_interval(statistic: Callable[[np.ndarray], float], n: int, level: float = INTERVAL_LEVEL,
@@ -79,13 +80,14 @@ def evaluate_photos(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]]) 
     keys = [k for k in rows[0] if k != "photo"] if rows else []
     means = {k: float(np.mean([r[k] for r in rows])) for k in keys}
     intervals: dict[str, object] = {}
+    col = {k: np.array([r[k] for r in rows]) for k in ("psnr", "psnr_grey", "psnr_tint", "colourfulness",
+                                                        "colourfulness_original")}
     if rows:
         means["colourfulness_ratio"] = means["colourfulness"] / max(means["colourfulness_original"], 1e-9)
         means["gain_grey"] = means["psnr"] - means["psnr_grey"]
         means["gain_tint"] = means["psnr"] - means["psnr_tint"]
-        col = {k: np.array([r[k] for r in rows]) for k in ("psnr", "psnr_grey", "psnr_tint", "colourfulness",
-                                                              "colourfulness_original")}
-        n = len(rows)
+    n = len(rows)
+    if n >= INTERVAL_MIN_PHOTOS:
         intervals = {
             "level": INTERVAL_LEVEL,
             "gain_grey": bootstrap_interval(lambda i: float(np.mean(col["psnr"][i] - col["psnr_grey"][i])), n),
@@ -106,7 +108,8 @@ def compare(report: dict, other: dict) -> dict:
     return {
         "photos": len(diff),
         "psnr_difference": float(diff.mean()) if len(diff) else 0.0,
-        "interval": bootstrap_interval(lambda i: float(diff[i].mean()), len(diff)) if len(diff) else (0.0, 0.0),
+        "interval": (bootstrap_interval(lambda i: float(diff[i].mean()), len(diff))
+                     if len(diff) >= INTERVAL_MIN_PHOTOS else None),
         "better_on": int((diff > 0).sum()),
         "worse_on": int((diff < 0).sum()),
         "colourfulness_ratio": report["mean"].get("colourfulness_ratio", 0.0),
@@ -149,8 +152,10 @@ def markdown_table(report: dict) -> str:
         f"{m['psnr'] - m['psnr_tint']:+.2f} dB; colourfulness {m['colourfulness_ratio']:.2f} of the originals'.",
     ]
     iv = report.get("interval") or {}
-    if iv:
-        n = len(report["rows"])
+    n = len(report["rows"])
+    if not iv:
+        lines += ["", f"Too few photos ({n}) for an interval: any difference of a few tenths of a dB here may be chance."]
+    else:
         lines += ["", f"{iv['level']:.0%} intervals over these {n} photos (resampled): vs grayscale "
                   f"{_span(iv['gain_grey'])} dB, vs constant tint {_span(iv['gain_tint'])} dB, colourfulness "
                   f"{iv['colourfulness_ratio'][0]:.2f} to {iv['colourfulness_ratio'][1]:.2f}."]
@@ -162,8 +167,9 @@ def _span(iv: tuple[float, float] | list[float]) -> str:
 
 
 def comparison_line(c: dict, other_name: str) -> str:
-    return (f"Against {other_name}: {c['psnr_difference']:+.2f} dB PSNR ({INTERVAL_LEVEL:.0%} interval "
-            f"{_span(c['interval'])}), better on {c['better_on']} and worse on {c['worse_on']} of {c['photos']} "
+    interval = (f"{INTERVAL_LEVEL:.0%} interval {_span(c['interval'])}" if c["interval"] is not None
+                else "too few photos for an interval")
+    return (f"Against {other_name}: {c['psnr_difference']:+.2f} dB PSNR ({interval}), better on {c['better_on']} and worse on {c['worse_on']} of {c['photos']} "
             f"photos; colourfulness {c['colourfulness_ratio']:.2f} against {c['colourfulness_ratio_other']:.2f} "
             f"of the originals'.")
 

@@ -97,12 +97,19 @@ def test_interval_is_seeded_holds_the_mean_and_widens_with_the_spread():
     assert bootstrap_interval(lambda i: float(same[i].mean()), 26) == (2.0, 2.0)
 
 
-def test_report_gives_intervals_around_its_mean_gains(report):
+def test_report_gives_intervals_around_its_mean_gains():
+    c = Colorizer.create(ColorizeSettings(device="cpu", size=64), model=random_model())
+    report = evaluate_photos(c, [(f"p{i}", colour_photo(40, 48, i)) for i in range(6)])
     m, iv = report["mean"], report["interval"]
     assert m["gain_grey"] == pytest.approx(m["psnr"] - m["psnr_grey"])
     for k in ("gain_grey", "gain_tint", "colourfulness_ratio"):
         assert iv[k][0] <= m[k] <= iv[k][1]
-    assert "intervals over these 3 photos" in markdown_table(report)
+    assert "intervals over these 6 photos" in markdown_table(report)
+
+
+def test_too_few_photos_get_no_interval_and_the_table_says_so(report):
+    assert report["interval"] == {}
+    assert "Too few photos (3) for an interval" in markdown_table(report)
 
 
 def test_against_compares_two_models_photo_by_photo(tmp_path):
@@ -112,7 +119,7 @@ def test_against_compares_two_models_photo_by_photo(tmp_path):
     from engine.weights import save_weights
 
     save_weights(random_model(), tmp_path / "w.pt")
-    for i in range(3):
+    for i in range(5):
         cv2.imwrite(str(tmp_path / f"p{i}.png"), colour_photo(40, 48, i))
     # The same model at chroma gain 0 (the grey photo) against itself at its own gain.
     out = tmp_path / "r.json"
@@ -121,7 +128,7 @@ def test_against_compares_two_models_photo_by_photo(tmp_path):
     r = json.loads(out.read_text())
     a = r["against"]
     own = [row["psnr"] - row["psnr_grey"] for row in r["rows"]]  # at gain 0 psnr is the grey photo's
-    assert a["photos"] == 3 and a["better_on"] + a["worse_on"] <= 3
+    assert a["photos"] == 5 and a["better_on"] + a["worse_on"] <= 5
     assert a["colourfulness_ratio"] < 1e-3 < a["colourfulness_ratio_other"]
     assert abs(np.mean(own)) < 0.05  # the gain-0 side really is grey
     assert a["interval"][0] <= a["psnr_difference"] <= a["interval"][1]
@@ -133,3 +140,4 @@ def test_against_compares_two_models_photo_by_photo(tmp_path):
     assert same["psnr_difference"] == 0 and same["better_on"] == same["worse_on"] == 0
     with pytest.raises(ValueError):
         compare(r, {**r, "rows": r["rows"][:2]})
+    assert compare({**r, "rows": r["rows"][:2]}, {**r, "rows": r["rows"][:2]})["interval"] is None
