@@ -154,7 +154,8 @@ def markdown_table(report: dict) -> str:
     iv = report.get("interval") or {}
     n = len(report["rows"])
     if not iv:
-        lines += ["", f"Too few photos ({n}) for an interval: any difference of a few tenths of a dB here may be chance."]
+        lines += ["", f"Too few photos ({n}) for an interval: a difference of a few tenths of a dB here may be "
+                  "chance."]
     else:
         lines += ["", f"{iv['level']:.0%} intervals over these {n} photos (resampled): vs grayscale "
                   f"{_span(iv['gain_grey'])} dB, vs constant tint {_span(iv['gain_tint'])} dB, colourfulness "
@@ -169,8 +170,9 @@ def _span(iv: tuple[float, float] | list[float]) -> str:
 def comparison_line(c: dict, other_name: str) -> str:
     interval = (f"{INTERVAL_LEVEL:.0%} interval {_span(c['interval'])}" if c["interval"] is not None
                 else "too few photos for an interval")
-    return (f"Against {other_name}: {c['psnr_difference']:+.2f} dB PSNR ({interval}), better on {c['better_on']} and worse on {c['worse_on']} of {c['photos']} "
-            f"photos; colourfulness {c['colourfulness_ratio']:.2f} against {c['colourfulness_ratio_other']:.2f} "
+    return (f"Against {other_name}: {c['psnr_difference']:+.2f} dB PSNR ({interval}), better on "
+            f"{c['better_on']} and worse on {c['worse_on']} of {c['photos']} photos; colourfulness "
+            f"{c['colourfulness_ratio']:.2f} against {c['colourfulness_ratio_other']:.2f} "
             f"of the originals'.")
 
 
