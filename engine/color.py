@@ -40,7 +40,13 @@ def _grey_lut(levels: int) -> np.ndarray:
 
 
 _LUTS: dict[int, np.ndarray] = {}
-LAB_STRIP_PIXELS = 1 << 20  # colour photos go to Lab in strips of about this many pixels (12 bytes each)
+STRIP_PIXELS = 1 << 20  # full-resolution colour work goes in strips of about this many pixels
+
+
+def strips(h: int, w: int, pixels: int = STRIP_PIXELS) -> list[tuple[int, int]]:
+    """Row ranges [(r0, r1), ...] covering h rows, each about ``pixels`` pixels."""
+    rows = max(1, pixels // max(1, w))
+    return [(r0, min(h, r0 + rows)) for r0 in range(0, h, rows)]
 
 
 def lightness(img: np.ndarray) -> np.ndarray:
@@ -54,12 +60,9 @@ def lightness(img: np.ndarray) -> np.ndarray:
         f = to_float01(img)
         return cv2.cvtColor(np.repeat(f[..., None], 3, axis=2), cv2.COLOR_RGB2Lab)[..., 0].copy()
     H, W = img.shape[:2]
-    rows = max(1, LAB_STRIP_PIXELS // max(W, 1))
-    if H <= rows:
-        return rgb_to_lab(img)[..., 0].copy()
     L = np.empty((H, W), np.float32)
-    for r in range(0, H, rows):
-        L[r : r + rows] = rgb_to_lab(img[r : r + rows])[..., 0]
+    for r0, r1 in strips(H, W):  # a whole Lab copy would be 12 bytes a pixel
+        L[r0:r1] = rgb_to_lab(img[r0:r1])[..., 0]
     return L
 
 

@@ -32,14 +32,6 @@ from .weights import load_model
 log = logging.getLogger(__name__)
 
 MIN_WORK = 64  # tiny photos are worked at least this large
-STRIP_PIXELS = 1 << 20  # full-resolution work goes in strips of about this many pixels
-
-
-def strips(h: int, w: int, pixels: int = STRIP_PIXELS) -> list[tuple[int, int]]:
-    """Row ranges [(r0, r1), ...] covering h rows, each about ``pixels`` pixels."""
-    rows = max(1, pixels // max(1, w))
-    return [(r0, min(h, r0 + rows)) for r0 in range(0, h, rows)]
-
 
 def is_out_of_memory(err: BaseException) -> bool:
     """Whether an exception from a runtime means memory ran out (CUDA, or the CPU allocator)."""

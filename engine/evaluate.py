@@ -148,8 +148,8 @@ def markdown_table(report: dict) -> str:
         f"| constant tint (mean ab) | {m['psnr_tint']:.2f} | {m['ab_error_tint']:.2f} | – |",
         f"| original | – | – | {m['colourfulness_original']:.1f} |",
         "",
-        f"Colorized vs grayscale: {m['psnr'] - m['psnr_grey']:+.2f} dB; vs constant tint: "
-        f"{m['psnr'] - m['psnr_tint']:+.2f} dB; colourfulness {m['colourfulness_ratio']:.2f} of the originals'.",
+        f"Colorized vs grayscale: {m['gain_grey']:+.2f} dB; vs constant tint: "
+        f"{m['gain_tint']:+.2f} dB; colourfulness {m['colourfulness_ratio']:.2f} of the originals'.",
     ]
     iv = report.get("interval") or {}
     n = len(report["rows"])

@@ -25,12 +25,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from .color import join_lab
-from .colorizer import (MIN_WORK, Colorizer, Prepared, ab_rows, ab_source, is_out_of_memory, pack, prepare,
-                        reprepare, strips)
+from .color import join_lab, strips
+from .colorizer import MIN_WORK, Colorizer, Prepared, ab_rows, ab_source, is_out_of_memory, pack, prepare, reprepare
 from .imageio import (IMAGE_EXTENSIONS, MAX_PIXELS, PARTIAL_MARK, DecodedImage, ImageError, OutputUnwritable,
-                      clean_partials, decode, encode, one_line, output_extension, short_reason,
-                      write_error)
+                      clean_partials, decode, encode, one_line, output_extension, short_reason, write_error)
 
 log = logging.getLogger(__name__)
 

@@ -163,8 +163,8 @@ def choose_readout_on_training_photos(model: CVUNet, L: np.ndarray,
     """Without tuning photos: choose_readout's temperature at gain 1, then a gain for full colour.
 
     The temperature keeps 0.85 of the colour; the gain then makes the output on these training photos
-    as colourful as they are. The model is at its most confident on the photos it learned; on unseen ones it is more muted, so
-    this gain is at most what they need (and never above 1.5x).
+    as colourful as they are. The model is at its most confident on the photos it learned; on unseen
+    ones it is more muted, so this gain is at most what they need (and never above 1.5x).
     """
     best, rows = choose_readout(model, L, ab, 0.85, (0.25, *TEMPERATURES), gains=(1.0,))
     ratio = best["colourfulness_ratio"]

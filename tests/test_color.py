@@ -54,7 +54,7 @@ def test_colourfulness_is_zero_for_grey_and_positive_for_colour():
 
 
 def test_lightness_of_a_large_colour_photo_is_the_same_in_strips():
-    from engine.color import LAB_STRIP_PIXELS, lightness, rgb_to_lab
+    from engine.color import STRIP_PIXELS, lightness, rgb_to_lab
 
-    rgb = np.random.default_rng(1).integers(0, 256, (LAB_STRIP_PIXELS // 500 + 7, 500, 3), dtype=np.uint8)
+    rgb = np.random.default_rng(1).integers(0, 256, (STRIP_PIXELS // 500 + 7, 500, 3), dtype=np.uint8)
     assert np.array_equal(lightness(rgb), rgb_to_lab(rgb)[..., 0])
