@@ -83,7 +83,7 @@ def _load_model(weights: Path | None):
 
 def measure(engine: str, precision: str, batch: int, s: BenchSettings, out_npy: Path) -> dict:
     """Runs in the fresh subprocess: build, warm up, time, save the output."""
-    from .runtime import make_runtime
+    from .runtimes import make_runtime
 
     if s.threads:
         torch.set_num_threads(s.threads)

@@ -56,8 +56,10 @@ class ProgressBar:
 
 
 def _colorize(args: argparse.Namespace) -> int:
-    from .colorizer import Colorizer, ColorizeSettings
-    from .pipeline import BatchPipeline, ExportOptions, PhotoResult, RunControl, collect_inputs
+    from .batch.inputs import collect_inputs
+    from .batch.pipeline import BatchPipeline, RunControl
+    from .colorizer import Colorizer
+    from .options import ColorizeSettings, ExportOptions, PhotoResult
     from .weights import WeightsError
 
     try:
@@ -114,7 +116,7 @@ def _colorize(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .train import TrainSettings, train
+    from .training.train import TrainSettings, train
 
     s = TrainSettings(data=args.data, out=args.out, work=args.work, steps=args.steps, batch=args.batch,
                       size=args.size, lr=args.lr, seed=args.seed, max_minutes=args.max_minutes,
@@ -140,7 +142,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from .evaluate import EvalSettings, run_evaluate
+    from .training.evaluate import EvalSettings, run_evaluate
 
     if not args.folder.is_dir():
         raise UsageError(f"{args.folder} is not a folder")

@@ -26,12 +26,11 @@ import torch
 from .color import join_lab, lightness, to_uint8
 from .devices import best_precision, resolve_device
 from .model import MULTIPLE, CVUNet
-from .runtime import ENGINES, Runtime, make_runtime
+from .options import MIN_WORK, ColorizeSettings
+from .runtimes import Runtime, make_runtime
 from .weights import load_model
 
 log = logging.getLogger(__name__)
-
-MIN_WORK = 64  # tiny photos are worked at least this large
 
 def is_out_of_memory(err: BaseException) -> bool:
     """Whether an exception from a runtime means memory ran out (CUDA, or the CPU allocator)."""
@@ -42,30 +41,6 @@ def is_out_of_memory(err: BaseException) -> bool:
         return any(k in text for k in ("out of memory", "can't allocate memory", "alloc_failed",
                                        "not enough memory"))
     return False
-
-
-@dataclass(frozen=True)
-class ColorizeSettings:
-    """What the user chose; validated by ``Colorizer.create``."""
-
-    engine: str = "optimized"
-    device: str = "auto"
-    precision: str = "auto"  # auto: the fastest precision this device runs well
-    batch_size: int = 4
-    size: int = 512
-    compile: bool = False
-    weights: Path | None = None
-
-    def validated(self) -> ColorizeSettings:
-        if self.engine not in ENGINES:
-            raise ValueError(f"unknown engine {self.engine!r}: use one of {', '.join(ENGINES)}")
-        if self.precision not in ("auto", "fp32", "fp16", "bf16"):
-            raise ValueError(f"unknown precision {self.precision!r}")
-        if not 1 <= self.batch_size <= 64:
-            raise ValueError("batch size must be between 1 and 64")
-        if not MIN_WORK <= self.size <= 4096:
-            raise ValueError(f"working size must be between {MIN_WORK} and 4096")
-        return self
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QGroupBox, QSpinBox, QWidget
 
-from .request import ModelChoice
+from engine.options import ColorizeSettings
 
 ENGINE_LABELS = {"optimized": "Optimized", "baseline": "Baseline (reference)"}
 DEVICE_LABELS = {"auto": "Automatic", "cpu": "CPU", "cuda": "CUDA GPU"}
@@ -83,7 +83,7 @@ class EnginePanel(QGroupBox):
         form.addRow("Working size", self.work_size)
         form.addRow(self.compare)
 
-        self.set_choice(ModelChoice())
+        self.set_choice(ColorizeSettings())
         for combo in (self.engine, self.device, self.precision):
             combo.currentIndexChanged.connect(self._on_combo)
         self.batch_size.valueChanged.connect(self.changed)
@@ -111,12 +111,12 @@ class EnginePanel(QGroupBox):
         self._update_precisions()
         self.changed.emit()
 
-    def choice(self) -> ModelChoice:
-        return ModelChoice(engine=self.engine.currentData(), device=self.device.currentData(),
+    def choice(self) -> ColorizeSettings:
+        return ColorizeSettings(engine=self.engine.currentData(), device=self.device.currentData(),
                            precision=self.precision.currentData(), batch_size=self.batch_size.value(),
                            size=self.work_size.value())
 
-    def set_choice(self, choice: ModelChoice) -> None:
+    def set_choice(self, choice: ColorizeSettings) -> None:
         """Select the saved choice, falling back to automatic where this machine cannot run it."""
         _select(self.engine, choice.engine)
         _select(self.device, choice.device if item_enabled(self.device, choice.device) else "auto")

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .request import ExportChoice, pattern_problem
+from engine.options import ExportOptions, pattern_problem
 
 FORMAT_LABELS = {"keep": "Same as the input", "png": "PNG", "jpg": "JPEG", "webp": "WebP", "tiff": "TIFF"}
 IF_EXISTS_LABELS = {"new_name": "Write under a new name", "skip": "Skip the photo", "overwrite": "Overwrite the output"}
@@ -90,7 +90,7 @@ class ExportPanel(QGroupBox):
         form.addRow(self.metadata)
         form.addRow(self.open_button)
 
-        self.set_choice(ExportChoice())
+        self.set_choice(ExportOptions())
         self.folder.textChanged.connect(self.changed)
         self.pattern.textChanged.connect(self._check_pattern)
         self.format.currentIndexChanged.connect(self._update_quality)
@@ -122,14 +122,14 @@ class ExportPanel(QGroupBox):
             return "choose an output folder first"
         return pattern_problem(self.pattern.text())
 
-    def choice(self) -> ExportChoice:
-        return ExportChoice(output_dir=Path(self.folder.text().strip()).expanduser(),
+    def choice(self) -> ExportOptions:
+        return ExportOptions(output_dir=Path(self.folder.text().strip()).expanduser(),
                             format=self.format.currentData(), jpeg_quality=self.quality.value(),
                             mirror_subfolders=self.mirror.isChecked(), name_pattern=self.pattern.text(),
                             if_exists=self.if_exists.currentData(), keep_metadata=self.metadata.isChecked(),
                             colour_inputs=self.colour_inputs.currentData())
 
-    def set_choice(self, c: ExportChoice) -> None:
+    def set_choice(self, c: ExportOptions) -> None:
         self.folder.setText(str(c.output_dir))
         self.mirror.setChecked(c.mirror_subfolders)
         self.pattern.setText(c.name_pattern)

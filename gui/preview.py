@@ -1,6 +1,6 @@
 """Before/after previews: two graphics views that zoom and pan together, or one view with a wipe.
 
-The window keeps each photo's small L and predicted ab (``engine.pipeline.Preview``), so the
+The window keeps each photo's small L and predicted ab (``engine.options.Preview``), so the
 colour-strength slider recomputes the colour image as join_lab(L, ab * strength) without the model.
 """
 

@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 
 from PySide6.QtCore import QSettings, QStandardPaths
 
-from .request import COLOUR_INPUTS, DEVICES, ENGINES, FORMATS, IF_EXISTS, PRECISIONS, ExportChoice, ModelChoice
+from engine.options import (COLOUR_INPUTS, DEVICES, ENGINES, FORMATS, IF_EXISTS, PRECISIONS, ColorizeSettings,
+                            ExportOptions)
 
 ORGANIZATION = "Colorizer"
 APPLICATION = "Colorizer"
@@ -23,8 +24,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class AppSettings:
-    model: ModelChoice = field(default_factory=ModelChoice)
-    export: ExportChoice = field(default_factory=lambda: ExportChoice(output_dir=default_output_dir()))
+    model: ColorizeSettings = field(default_factory=ColorizeSettings)
+    export: ExportOptions = field(default_factory=lambda: ExportOptions(output_dir=default_output_dir()))
     compare: bool = False
     preview_mode: str = "side"  # side | wipe
 
@@ -68,14 +69,14 @@ def _int_in(low: int, high: int) -> Callable[[Any], int]:
 def load(qs: QSettings) -> AppSettings:
     d = AppSettings()
     m, e = d.model, d.export
-    model = ModelChoice(
+    model = ColorizeSettings(
         engine=_read(qs, "engine/engine", m.engine, str, ENGINES),
         device=_read(qs, "engine/device", m.device, str, DEVICES),
         precision=_read(qs, "engine/precision", m.precision, str, PRECISIONS),
         batch_size=_read(qs, "engine/batch_size", m.batch_size, _int_in(1, 64)),
         size=_read(qs, "engine/size", m.size, _int_in(64, 4096)),
     )
-    export = ExportChoice(
+    export = ExportOptions(
         output_dir=_read(qs, "export/output_dir", e.output_dir, lambda v: Path(str(v)) if str(v) else e.output_dir),
         format=_read(qs, "export/format", e.format, str, FORMATS),
         jpeg_quality=_read(qs, "export/jpeg_quality", e.jpeg_quality, _int_in(1, 100)),

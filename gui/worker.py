@@ -19,28 +19,20 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from engine.colorizer import Colorizer, ColorizeSettings
+from engine.colorizer import Colorizer
+
+from engine.options import ColorizeSettings
 from engine.devices import UtilizationMonitor, device_options, resolve_device
-from engine.pipeline import BatchPipeline, BatchSummary, ExportOptions, Job, RunControl, collect_inputs
+from engine.batch.inputs import collect_inputs
+from engine.batch.pipeline import BatchPipeline, RunControl
+from engine.options import BatchSummary, ExportOptions, Job
 from engine.weights import WeightsError, weights_meta
 
-from .request import BatchRequest, ExportChoice, ModelChoice
+from .request import BatchRequest
 
 log = logging.getLogger(__name__)
 
 ColorizerFactory = Callable[[ColorizeSettings], Colorizer]
-
-
-def to_settings(choice: ModelChoice) -> ColorizeSettings:
-    return ColorizeSettings(engine=choice.engine, device=choice.device, precision=choice.precision,
-                            batch_size=choice.batch_size, size=choice.size)
-
-
-def to_export(choice: ExportChoice) -> ExportOptions:
-    return ExportOptions(output_dir=Path(choice.output_dir), format=choice.format, jpeg_quality=choice.jpeg_quality,
-                         mirror_subfolders=choice.mirror_subfolders, name_pattern=choice.name_pattern,
-                         if_exists=choice.if_exists, keep_metadata=choice.keep_metadata,
-                         colour_inputs=choice.colour_inputs).validated()
 
 
 class CachedFactory:
@@ -72,9 +64,9 @@ class BatchWorker(QObject):
     """
 
     started = Signal(str)  # engine description, e.g. "optimized fp32 on cpu"
-    image_done = Signal(object)  # engine.pipeline.PhotoResult; .index is the position in request.photos
+    image_done = Signal(object)  # engine.options.PhotoResult; .index is the position in request.photos
     failed = Signal(str)  # one line: weights missing, bad settings, ...
-    finished = Signal(object)  # engine.pipeline.BatchSummary
+    finished = Signal(object)  # engine.options.BatchSummary
 
     def __init__(self, request: BatchRequest, factory: ColorizerFactory) -> None:
         super().__init__()
@@ -87,8 +79,8 @@ class BatchWorker(QObject):
         req = self.request
         summary = BatchSummary(total=len(req.photos))
         try:
-            settings = to_settings(req.model)
-            export = to_export(req.export)
+            settings = req.model.validated()
+            export = req.export.validated()
             colorizer = self._factory(settings)
             compare = self._factory(replace(settings, engine="baseline", precision="fp32")) if req.compare else None
             description = colorizer.description + (f", compared with {compare.description}" if compare else "")

@@ -141,14 +141,14 @@ def make_window(qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
     from PySide6.QtCore import QSettings
 
     from gui.main_window import MainWindow
-    from gui.request import ModelChoice
+    from engine.options import ColorizeSettings
 
     windows: list[Any] = []
 
     def make(backend: Any, size: int = 64, batch_size: int = 2, samples_dir: Path | None = None,
              **choice: Any) -> Any:
         window = MainWindow(backend, QSettings(), samples_dir=samples_dir)
-        window.engine_panel.set_choice(ModelChoice(size=size, batch_size=batch_size, **choice))
+        window.engine_panel.set_choice(ColorizeSettings(size=size, batch_size=batch_size, **choice))
         window.set_output_dir(tmp_path / "out")
         qtbot.addWidget(window)
         window.show()

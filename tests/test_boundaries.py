@@ -34,10 +34,10 @@ def test_importing_the_engine_builds_nothing():
     import subprocess
     import sys
 
-    code = ("import sys; sys.path.insert(0, %r); import engine.colorizer, engine.pipeline; "
+    code = ("import sys; sys.path.insert(0, %r); import engine.colorizer, engine.batch.pipeline; "
             "import PySide6" % str(ROOT))
     # Importing must be cheap and side-effect free: no model is built, no Qt is loaded by the engine.
-    check = ("import sys; sys.path.insert(0, %r); import engine.colorizer, engine.pipeline; "
+    check = ("import sys; sys.path.insert(0, %r); import engine.colorizer, engine.batch.pipeline; "
              "print('PySide6' in sys.modules)" % str(ROOT))
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -5,7 +5,8 @@ import pytest
 from helpers import colour_photo, grey_photo, random_model
 
 from engine.color import lightness, rgb_to_lab
-from engine.colorizer import Colorizer, ColorizeSettings, padded, working_shape
+from engine.colorizer import Colorizer, padded, working_shape
+from engine.options import ColorizeSettings
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,10 @@ import numpy as np
 import pytest
 from helpers import SHARED, colour_photo, random_model
 
-from engine.colorizer import Colorizer, ColorizeSettings
-from engine.evaluate import evaluate_photos, load_folder, markdown_table, psnr
+from engine.colorizer import Colorizer
+
+from engine.options import ColorizeSettings
+from engine.training.evaluate import evaluate_photos, load_folder, markdown_table, psnr
 
 
 def test_psnr_of_identical_images_is_capped_and_noise_lowers_it():
@@ -41,7 +43,7 @@ def test_load_folder_keeps_colour_photos_and_reports_the_rest(tmp_path):
 
 
 def test_splits_partition_the_folder_as_the_training_command_does(tmp_path):
-    from engine.dataset import TUNING_FRACTION, split_of
+    from engine.training.dataset import TUNING_FRACTION, split_of
 
     for i in range(40):
         cv2.imwrite(str(tmp_path / f"photo{i}.png"), colour_photo(12, 12, i))
@@ -55,7 +57,7 @@ def test_splits_partition_the_folder_as_the_training_command_does(tmp_path):
 def test_chroma_gain_override_changes_only_the_colour_strength(tmp_path):
     import json
 
-    from engine.evaluate import EvalSettings, run_evaluate
+    from engine.training.evaluate import EvalSettings, run_evaluate
     from engine.weights import save_weights
 
     save_weights(random_model(), tmp_path / "w.pt")
@@ -84,7 +86,7 @@ def test_shipped_model_colours_photos_it_never_trained_on_better_than_grey_or_a_
 
 
 def test_interval_is_seeded_holds_the_mean_and_widens_with_the_spread():
-    from engine.evaluate import bootstrap_interval
+    from engine.training.evaluate import bootstrap_interval
 
     rng = np.random.default_rng(1)
     calm, wild = rng.normal(1.0, 0.1, 26), rng.normal(1.0, 3.0, 26)
@@ -115,7 +117,7 @@ def test_too_few_photos_get_no_interval_and_the_table_says_so(report):
 def test_against_compares_two_models_photo_by_photo(tmp_path):
     import json
 
-    from engine.evaluate import EvalSettings, compare, run_evaluate
+    from engine.training.evaluate import EvalSettings, compare, run_evaluate
     from engine.weights import save_weights
 
     save_weights(random_model(), tmp_path / "w.pt")

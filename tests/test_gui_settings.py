@@ -11,14 +11,14 @@ from PySide6.QtWidgets import QMenu
 from gui import settings as app_settings
 from gui.engine_panel import EnginePanel, item_enabled
 from gui.main_window import MainWindow, about_html
-from gui.request import ExportChoice, ModelChoice
+from engine.options import ColorizeSettings, ExportOptions
 
 
 def test_settings_round_trip_through_qsettings(qtbot, backend, tmp_path):
     window = MainWindow(backend, QSettings())
     qtbot.addWidget(window)
-    model = ModelChoice(engine="baseline", device="cpu", precision="fp32", batch_size=7, size=320)
-    export = ExportChoice(output_dir=tmp_path / "colour", format="jpg", jpeg_quality=71, mirror_subfolders=False,
+    model = ColorizeSettings(engine="baseline", device="cpu", precision="fp32", batch_size=7, size=320)
+    export = ExportOptions(output_dir=tmp_path / "colour", format="jpg", jpeg_quality=71, mirror_subfolders=False,
                           name_pattern="{index}-{stem}-colour", if_exists="skip", keep_metadata=False,
                           colour_inputs="skip")
     window.engine_panel.set_choice(model)
@@ -101,7 +101,7 @@ def test_without_cuda_the_gpu_option_is_disabled_and_a_saved_cuda_choice_falls_b
     qtbot.addWidget(panel)
     assert not item_enabled(panel.device, "cuda")
     assert "CUDA" in panel.device.itemData(panel.device.findData("cuda"), 3)
-    panel.set_choice(ModelChoice(device="cuda", precision="fp16"))
+    panel.set_choice(ColorizeSettings(device="cuda", precision="fp16"))
     assert panel.choice().device == "auto" and panel.choice().precision == "auto"
 
 

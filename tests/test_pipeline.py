@@ -8,8 +8,12 @@ import numpy as np
 import pytest
 from helpers import random_model, write_grey
 
-from engine.colorizer import Colorizer, ColorizeSettings
-from engine.pipeline import BatchPipeline, ExportOptions, Job, RunControl, collect_inputs
+from engine.colorizer import Colorizer
+
+from engine.options import ColorizeSettings
+from engine.batch.inputs import collect_inputs
+from engine.batch.pipeline import BatchPipeline, RunControl
+from engine.options import ExportOptions, Job
 
 
 @pytest.fixture(scope="module")

@@ -29,8 +29,11 @@ from helpers import ROOT, colour_photo, grey_photo, random_model
 from PIL import Image
 
 from engine.cli import printable
-from engine.colorizer import Colorizer, ColorizeSettings
-from engine.pipeline import BatchPipeline, ExportOptions, collect_inputs
+from engine.colorizer import Colorizer
+from engine.options import ColorizeSettings
+from engine.batch.inputs import collect_inputs
+from engine.batch.pipeline import BatchPipeline
+from engine.options import ExportOptions
 from engine.weights import save_weights
 
 NON_UTF8 = os.fsdecode(b"Gro\xdfvater 1931.png")  # a Latin-1 name from an old disk: not valid UTF-8
@@ -273,8 +276,11 @@ LARGE_SCRIPT = textwrap.dedent("""
     sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
     import psutil
     from helpers import random_model
-    from engine.colorizer import Colorizer, ColorizeSettings
-    from engine.pipeline import BatchPipeline, ExportOptions, collect_inputs
+    from engine.colorizer import Colorizer
+    from engine.options import ColorizeSettings
+    from engine.batch.inputs import collect_inputs
+    from engine.batch.pipeline import BatchPipeline
+    from engine.options import ExportOptions
 
     colorizer = Colorizer.create(ColorizeSettings(device="cpu", size=64), model=random_model())
     jobs, _ = collect_inputs([Path(sys.argv[2])])

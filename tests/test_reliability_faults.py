@@ -32,11 +32,14 @@ from helpers import ROOT, random_model, write_grey
 from PIL import Image
 
 import engine.imageio as imageio
-import engine.pipeline as pipeline_mod
+import engine.batch.pipeline as pipeline_mod
 from engine import cli
-from engine.colorizer import Colorizer, ColorizeSettings
+from engine.colorizer import Colorizer
+from engine.options import ColorizeSettings
 from engine.imageio import PARTIAL_MARK, clean_partials, partial_name
-from engine.pipeline import BatchPipeline, ExportOptions, Job, collect_inputs
+from engine.batch.inputs import collect_inputs
+from engine.batch.pipeline import BatchPipeline
+from engine.options import ExportOptions, Job
 from engine.weights import WeightsError, load_model, save_weights
 
 

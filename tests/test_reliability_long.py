@@ -15,8 +15,12 @@ import psutil
 import pytest
 from helpers import random_model, write_grey
 
-from engine.colorizer import Colorizer, ColorizeSettings
-from engine.pipeline import BatchPipeline, ExportOptions, collect_inputs
+from engine.colorizer import Colorizer
+
+from engine.options import ColorizeSettings
+from engine.batch.inputs import collect_inputs
+from engine.batch.pipeline import BatchPipeline
+from engine.options import ExportOptions
 
 N = 150
 SHAPES = [(24, 32), (32, 24), (40, 40), (17, 60)]

@@ -7,9 +7,9 @@ from helpers import grey_photo, random_model
 
 from engine.colorizer import pack, prepare
 from engine.devices import precision_support
-from engine.optimized import OptimizedRuntime
-from engine.pool import BufferPool
-from engine.runtime import BaselineRuntime, make_runtime
+from engine.runtimes.optimized import OptimizedRuntime
+from engine.runtimes.pool import BufferPool
+from engine.runtimes import BaselineRuntime, make_runtime
 
 FP32_TOL = 1e-3  # ab, Lab units
 BF16_TOL = 8.0  # ab, Lab units: bf16 keeps ~3 significant digits through ~60 layers

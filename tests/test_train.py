@@ -7,7 +7,7 @@ import pytest
 import torch
 from helpers import colour_photo
 
-from engine.train import TrainSettings, train
+from engine.training.train import TrainSettings, train
 from engine.weights import load_model, weights_meta
 
 
@@ -79,7 +79,7 @@ def test_fine_tuning_starts_from_given_weights(photos, tmp_path):
 
 
 def test_split_by_name_is_fixed_and_tuning_photos_are_never_validation_photos():
-    from engine.dataset import is_validation, split_of
+    from engine.training.dataset import is_validation, split_of
 
     names = [f"folder/photo_{i}.jpg" for i in range(2000)]
     splits = [split_of(n, tune_fraction=0.1) for n in names]
@@ -95,7 +95,7 @@ def test_split_by_name_is_fixed_and_tuning_photos_are_never_validation_photos():
 def test_weight_average_follows_the_weights_slowly():
     from helpers import random_model
 
-    from engine.train import WeightAverage
+    from engine.training.train import WeightAverage
 
     model = random_model()
     avg = WeightAverage(model, decay=0.9)
@@ -140,7 +140,7 @@ def test_gamma_jitter_is_off_unless_asked_and_leaves_the_batches_as_they_were():
     import numpy as np
     from helpers import colour_photo
 
-    from engine.dataset import PhotoSet, make_batch
+    from engine.training.dataset import PhotoSet, make_batch
 
     photos = PhotoSet(["a"], [colour_photo(80, 90, 1)])
     plain = make_batch(photos, 3, 32, np.random.default_rng(5))

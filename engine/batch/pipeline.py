@@ -13,134 +13,25 @@ in pixels, and full-resolution work goes in strips.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from .color import join_lab, strips
-from .colorizer import MIN_WORK, Colorizer, Prepared, ab_rows, ab_source, is_out_of_memory, pack, prepare, reprepare
-from .imageio import (IMAGE_EXTENSIONS, MAX_PIXELS, PARTIAL_MARK, DecodedImage, ImageError, OutputUnwritable,
-                      clean_partials, decode, encode, one_line, output_extension, short_reason, write_error)
+from ..color import join_lab, strips
+from ..colorizer import Colorizer, Prepared, ab_rows, ab_source, is_out_of_memory, pack, prepare, reprepare
+from ..imageio import (MAX_PIXELS, DecodedImage, ImageError, OutputUnwritable, clean_partials, decode, encode,
+                       one_line, short_reason, write_error)
+from ..options import MIN_WORK, BatchSummary, ExportOptions, Job, PhotoResult, Preview
+from .planning import OutputPlanner
 
 log = logging.getLogger(__name__)
-
-IF_EXISTS = ("skip", "overwrite", "new_name")
-COLOUR_INPUTS = ("colorize", "skip")
-
-
-@dataclass(frozen=True)
-class ExportOptions:
-    """Where and how outputs are written.
-
-    ``name_pattern`` may use {stem} (the input's name without extension) and {index}.
-    """
-
-    output_dir: Path
-    format: str = "keep"  # keep | png | jpg | webp | tiff
-    jpeg_quality: int = 92
-    mirror_subfolders: bool = True
-    name_pattern: str = "{stem}"
-    if_exists: str = "new_name"  # skip | overwrite | new_name
-    keep_metadata: bool = True
-    colour_inputs: str = "colorize"  # colorize | skip
-
-    def validated(self) -> ExportOptions:
-        output_extension(Path("x.png"), self.format)
-        if self.if_exists not in IF_EXISTS:
-            raise ValueError(f"if_exists must be one of {IF_EXISTS}")
-        if self.colour_inputs not in COLOUR_INPUTS:
-            raise ValueError(f"colour_inputs must be one of {COLOUR_INPUTS}")
-        if not 1 <= self.jpeg_quality <= 100:
-            raise ValueError("JPEG quality must be between 1 and 100")
-        try:
-            self.name_pattern.format(stem="x", index=0)
-        except (KeyError, IndexError, ValueError) as err:
-            raise ValueError(f"bad file-name pattern {self.name_pattern!r}: use {{stem}} and {{index}}") from err
-        return self
-
-
-@dataclass(frozen=True)
-class Job:
-    """One input photo; ``root`` is the folder it was found in (for mirroring subfolders)."""
-
-    index: int
-    path: Path
-    root: Path
-
-
-@dataclass
-class Preview:
-    """A small copy for the GUI: L and the predicted ab, so colour strength can change without the model."""
-
-    L: np.ndarray  # h x w float32
-    ab: np.ndarray  # h x w x 2 float32
-
-
-@dataclass
-class PhotoResult:
-    index: int
-    source: Path
-    status: str  # "done" | "failed" | "skipped" | "cancelled"
-    message: str = ""
-    output: Path | None = None
-    width: int = 0
-    height: int = 0
-    decode_ms: float = 0.0
-    infer_ms: float = 0.0
-    encode_ms: float = 0.0
-    compare_infer_ms: float | None = None
-    max_abs_diff: float | None = None
-    preview: Preview | None = None
-
-
-@dataclass
-class BatchSummary:
-    total: int
-    done: int = 0
-    failed: int = 0
-    skipped: int = 0
-    cancelled: bool = False
-    stopped_reason: str | None = None
-    wall_s: float = 0.0
-    infer_s: float = 0.0
-    compare_infer_s: float = 0.0
-    max_abs_diff: float | None = None
-    results: list[PhotoResult] = field(default_factory=list)
-
-    @property
-    def photos_per_s(self) -> float:
-        return self.done / self.wall_s if self.wall_s > 0 else 0.0
-
-    @property
-    def model_busy_share(self) -> float:
-        return min(1.0, self.infer_s / self.wall_s) if self.wall_s > 0 else 0.0
-
-    @property
-    def mean_ms_per_photo(self) -> float:
-        return 1000 * self.wall_s / self.done if self.done else 0.0
-
-    @property
-    def compare_speedup(self) -> float | None:
-        return self.compare_infer_s / self.infer_s if self.compare_infer_s and self.infer_s else None
-
-    def line(self) -> str:
-        text = (f"{self.done} photos in {self.wall_s:.1f} s ({self.photos_per_s:.2f} photos/s), "
-                f"model busy {100 * self.model_busy_share:.0f}%")
-        if self.failed:
-            text += f", {self.failed} failed"
-        if self.skipped:
-            text += f", {self.skipped} skipped"
-        if self.cancelled:
-            text += ", cancelled"
-        return text
 
 
 class RunControl:
@@ -172,105 +63,6 @@ class RunControl:
     def wait_if_paused(self) -> None:
         while not self._running.wait(0.1):
             pass
-
-
-def collect_inputs(paths: Iterable[Path]) -> tuple[list[Job], list[str]]:
-    """Files as given, folders walked recursively (symlink loops broken), duplicates dropped.
-
-    Returns the jobs and one-line problems with the given paths.
-    """
-    jobs: list[Job] = []
-    problems: list[str] = []
-    seen: set[str] = set()
-
-    def add(path: Path, root: Path) -> None:
-        key = os.path.realpath(path)
-        if key not in seen:
-            seen.add(key)
-            jobs.append(Job(len(jobs), path, root))
-
-    def unreadable(err: OSError) -> None:
-        problems.append(f"{err.filename or p}: cannot read this folder ({err.strerror or err})")
-
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            visited: set[tuple[int, int]] = set()
-            for folder, dirs, files in os.walk(p, followlinks=True, onerror=unreadable):
-                try:
-                    st = os.stat(folder)
-                except OSError as err:
-                    unreadable(err)
-                    dirs[:] = []
-                    continue
-                if (st.st_dev, st.st_ino) in visited:  # a symlink back to a folder already walked
-                    dirs[:] = []
-                    continue
-                visited.add((st.st_dev, st.st_ino))
-                dirs.sort()
-                for name in sorted(files):
-                    if Path(name).suffix.lower() in IMAGE_EXTENSIONS and not name.endswith(PARTIAL_MARK):
-                        add(Path(folder) / name, p)
-        elif p.is_file():
-            add(p, p.parent)
-        elif p.exists():
-            problems.append(f"{p}: not a regular file")
-        else:
-            problems.append(f"{p}: no such file or folder")
-    return jobs, problems
-
-
-def _safe_relative(job: Job) -> Path:
-    try:
-        rel = job.path.relative_to(job.root)
-    except ValueError:
-        rel = Path(job.path.name)
-    parts = [part for part in rel.parts if part not in ("", ".", "..")]
-    return Path(*parts) if parts else Path(job.path.name)
-
-
-class OutputPlanner:
-    """Chooses output paths: inside the output folder, never an input, never twice in a batch."""
-
-    def __init__(self, export: ExportOptions, inputs: Sequence[Job]) -> None:
-        self.export = export
-        self.root = Path(os.path.realpath(export.output_dir))
-        self.inputs = {os.path.realpath(j.path) for j in inputs}
-        self.taken: set[str] = set()
-
-    def plan(self, job: Job) -> tuple[Path | None, str]:
-        """(path, "") to write; (None, reason) to skip."""
-        e = self.export
-        rel = _safe_relative(job) if e.mirror_subfolders else Path(job.path.name)
-        stem = Path(rel.name).stem
-        name = e.name_pattern.format(stem=stem, index=job.index + 1).replace("/", "_").replace("\\", "_")
-        if name in ("", ".", ".."):
-            name = stem
-        ext = output_extension(job.path, e.format)
-        folder = self.root / rel.parent
-        real_folder = Path(os.path.realpath(folder))
-        if real_folder != self.root and self.root not in real_folder.parents:
-            folder = self.root  # a symlinked subfolder pointing elsewhere: write at the top instead
-        out = folder / (name + ext)
-        key = os.path.realpath(out)
-        clash = key in self.inputs or key in self.taken
-        if out.exists() or clash:
-            if e.if_exists == "skip" and not clash:
-                return None, "output exists"
-            if e.if_exists == "new_name" or clash:
-                out = self._new_name(folder, name, ext)
-                key = os.path.realpath(out)
-        self.taken.add(key)
-        return out, ""
-
-    def _new_name(self, folder: Path, name: str, ext: str) -> Path:
-        n = 1
-        while True:
-            cand = folder / f"{name} ({n}){ext}"
-            key = os.path.realpath(cand)
-            if not cand.exists() and key not in self.inputs and key not in self.taken:
-                return cand
-            n += 1
 
 
 @dataclass

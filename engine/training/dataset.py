@@ -10,8 +10,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from .color import colourfulness, rgb_to_lab
-from .imageio import IMAGE_EXTENSIONS
+from ..color import colourfulness, rgb_to_lab
+from ..imageio import IMAGE_EXTENSIONS
 
 log = logging.getLogger(__name__)
 

@@ -24,11 +24,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import color
+from .. import color
 from .dataset import PhotoSet, fixed_batch, load_photos, make_batch
-from .encoder import load_imagenet_lite0
-from .model import CVUNet, ModelConfig, init_encoder_from_imagenet
-from .weights import load_model, save_weights, weights_meta
+from ..encoder import load_imagenet_lite0
+from ..model import CVUNet, ModelConfig, init_encoder_from_imagenet
+from ..weights import load_model, save_weights, weights_meta
 
 log = logging.getLogger(__name__)
 

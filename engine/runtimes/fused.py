@@ -1,6 +1,6 @@
-"""The optimized runtime: the same weights, rearranged for speed and memory.
+"""The CV_UNet as folded tensors and a hand-written forward over a buffer pool.
 
-What it does differently from the baseline module, and why:
+What it does differently from the ``nn.Module``, and why:
 - BatchNorm folded into the convolutions, activations in place: fewer full-size passes.
 - TF "same" padding of the stride-2 convolutions replaced by a kernel one tap larger with a
   zero first row and column and symmetric padding: exact for even sizes, and it saves a
@@ -9,32 +9,22 @@ What it does differently from the baseline module, and why:
   pool; the upsampler writes straight into its slice (``upsample_bilinear2d.out``) and the
   encoder's residual add writes the skip feature straight into the other.
 - ASPP image pooling folded into a per-sample bias of the projection (no broadcast copy).
-- A ``BufferPool`` keyed by (shape, dtype, device) reuses every buffer it owns across images
-  and batches; channels_last throughout.
-- Reduced precision (fp16 on CUDA, bf16 on CPUs with native bf16) for the body; the head,
-  the annealed-mean read-out and the refinement stay fp32.
-- On CUDA: cudnn.benchmark, pinned host buffers, non-blocking copies and CUDA graphs per
-  input shape. Optional ``torch.compile``.
+- Reduced precision for the body; the head, the annealed-mean read-out and the refinement stay fp32.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .devices import cpu_has_fast_bf16, precision_support, torch_dtype
-from .encoder import SKIP_BLOCKS, MBConv, SameConv2d
-from .model import ASPP, CVUNet, DecoderStage
-from .pool import BufferPool, Scope
-from .runtime import check_input
+from ..devices import cpu_has_fast_bf16
+from ..encoder import SKIP_BLOCKS, MBConv, SameConv2d
+from ..model import ASPP, CVUNet, DecoderStage
+from .pool import Scope
 
-log = logging.getLogger(__name__)
 CL = torch.channels_last
 HIGHRES_CHUNK_PIXELS = 2 * 512 * 512  # photos per chunk in the high-resolution blocks: this many pixels
 # oneDNN convolution with a fused activation (what Inductor emits on CPUs); None where absent.
@@ -262,86 +252,3 @@ class FusedCVUNet:
         y = proj_sp(buf)
         y.add_(proj_pool(pooled))  # broadcast over H x W
         return y.relu_()
-
-
-class OptimizedRuntime:
-    name = "optimized"
-
-    def __init__(self, model: CVUNet, device: torch.device, precision: str = "fp32", compile: bool = False,
-                 cuda_graphs: bool = True, pool: BufferPool | None = None) -> None:
-        reason = precision_support(device).get(precision, f"unknown precision {precision!r}")
-        if reason is not None and not (precision == "bf16" and device.type == "cpu"):
-            raise ValueError(f"precision {precision} on {device.type}: {reason}")
-        if model.config.aspp and model.config.aspp_separable:
-            raise ValueError("the optimized runtime does not support separable ASPP yet")
-        self.device, self.precision = device, precision
-        self.net = FusedCVUNet(model, torch_dtype(precision), device)
-        self.pool = pool or BufferPool()
-        self.cuda = device.type == "cuda"
-        if self.cuda:
-            torch.backends.cudnn.benchmark = True
-        self.use_graphs = cuda_graphs and self.cuda
-        self._graphs: dict[tuple[int, ...], tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor]] = {}
-        self._forward: Callable[[torch.Tensor, Scope, torch.Tensor | None], torch.Tensor] = self.net.forward
-        if compile:
-            self._forward = torch.compile(self.net.forward, dynamic=False)  # type: ignore[assignment]
-
-    def release_memory(self) -> None:
-        """Drop the pooled buffers and the captured CUDA graphs (and their memory)."""
-        self.pool.clear()
-        self._graphs.clear()
-
-    def run(self, L: np.ndarray) -> np.ndarray:
-        check_input(L)
-        n, _, h, w = L.shape
-        result = np.empty((n, 2, h // 2, w // 2), np.float32)
-        with torch.inference_mode(), self.pool.scope() as scope:
-            if not self.cuda:
-                src = torch.from_numpy(L)
-                out = torch.from_numpy(result)
-                self._forward(src, scope, out)
-                return result
-            if self.use_graphs:
-                try:
-                    return self._run_graph(L, scope, result)
-                except RuntimeError as err:  # capture is best effort: fall back to eager for good
-                    log.warning("CUDA graph capture failed (%s); running eagerly", err)
-                    self.use_graphs = False
-            host_in = scope.acquire(L.shape, torch.float32, torch.device("cpu"), pinned=True)
-            host_in.numpy()[...] = L
-            dev_in = host_in.to(self.device, non_blocking=True)
-            ab = self._forward(dev_in, scope, None)
-            host_out = scope.acquire(tuple(ab.shape), torch.float32, torch.device("cpu"), pinned=True)
-            host_out.copy_(ab, non_blocking=True)
-            torch.cuda.current_stream(self.device).synchronize()
-            result[...] = host_out.numpy()
-            return result
-
-    def _run_graph(self, L: np.ndarray, scope: Scope, result: np.ndarray) -> np.ndarray:
-        key = tuple(L.shape)
-        if key not in self._graphs:
-            static_in = torch.empty(key, dtype=torch.float32, device=self.device)
-            static_in.copy_(torch.from_numpy(L))
-            graph_pool = BufferPool()  # buffers owned by the graph, never handed to anyone else
-            side = torch.cuda.Stream(self.device)
-            side.wait_stream(torch.cuda.current_stream(self.device))
-            with torch.cuda.stream(side):
-                for _ in range(2):  # warm-up: cudnn autotuning and lazy init outside the capture
-                    with graph_pool.scope() as s:
-                        self._forward(static_in, s, None)
-            torch.cuda.current_stream(self.device).wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            s = Scope(graph_pool)  # held for the graph's lifetime
-            with torch.cuda.graph(graph):
-                static_out = self._forward(static_in, s, None)
-            self._graphs[key] = (graph, static_in, static_out)
-        graph, static_in, static_out = self._graphs[key]
-        host_in = scope.acquire(key, torch.float32, torch.device("cpu"), pinned=True)
-        host_in.numpy()[...] = L
-        static_in.copy_(host_in, non_blocking=True)
-        graph.replay()
-        host_out = scope.acquire(tuple(static_out.shape), torch.float32, torch.device("cpu"), pinned=True)
-        host_out.copy_(static_out, non_blocking=True)
-        torch.cuda.current_stream(self.device).synchronize()
-        result[...] = host_out.numpy()
-        return result

@@ -1,0 +1,1 @@
+"""Folders in, photos out: finding inputs, planning outputs, and the batch pipeline."""

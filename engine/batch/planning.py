@@ -1,0 +1,63 @@
+"""Output paths: where each photo's colour version goes, decided before anything is written."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..imageio import output_extension
+from ..options import ExportOptions, Job
+
+
+def _safe_relative(job: Job) -> Path:
+    try:
+        rel = job.path.relative_to(job.root)
+    except ValueError:
+        rel = Path(job.path.name)
+    parts = [part for part in rel.parts if part not in ("", ".", "..")]
+    return Path(*parts) if parts else Path(job.path.name)
+
+
+class OutputPlanner:
+    """Chooses output paths: inside the output folder, never an input, never twice in a batch."""
+
+    def __init__(self, export: ExportOptions, inputs: Sequence[Job]) -> None:
+        self.export = export
+        self.root = Path(os.path.realpath(export.output_dir))
+        self.inputs = {os.path.realpath(j.path) for j in inputs}
+        self.taken: set[str] = set()
+
+    def plan(self, job: Job) -> tuple[Path | None, str]:
+        """(path, "") to write; (None, reason) to skip."""
+        e = self.export
+        rel = _safe_relative(job) if e.mirror_subfolders else Path(job.path.name)
+        stem = Path(rel.name).stem
+        name = e.name_pattern.format(stem=stem, index=job.index + 1).replace("/", "_").replace("\\", "_")
+        if name in ("", ".", ".."):
+            name = stem
+        ext = output_extension(job.path, e.format)
+        folder = self.root / rel.parent
+        real_folder = Path(os.path.realpath(folder))
+        if real_folder != self.root and self.root not in real_folder.parents:
+            folder = self.root  # a symlinked subfolder pointing elsewhere: write at the top instead
+        out = folder / (name + ext)
+        key = os.path.realpath(out)
+        clash = key in self.inputs or key in self.taken
+        if out.exists() or clash:
+            if e.if_exists == "skip" and not clash:
+                return None, "output exists"
+            if e.if_exists == "new_name" or clash:
+                out = self._new_name(folder, name, ext)
+                key = os.path.realpath(out)
+        self.taken.add(key)
+        return out, ""
+
+    def _new_name(self, folder: Path, name: str, ext: str) -> Path:
+        n = 1
+        while True:
+            cand = folder / f"{name} ({n}){ext}"
+            key = os.path.realpath(cand)
+            if not cand.exists() and key not in self.inputs and key not in self.taken:
+                return cand
+            n += 1
