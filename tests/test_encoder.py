@@ -6,8 +6,9 @@ import pytest
 import torch
 from helpers import SHARED
 
-from engine.encoder import imagenet_input, load_imagenet_lite0, same_pad
+from engine.encoder import EfficientNetLite0, imagenet_input, same_pad
 from engine.model import CVUNet, ModelConfig, init_encoder_from_imagenet
+from engine.weights import load_imagenet_lite0
 
 PHOTOS = SHARED / "photos" / "train"
 # (photo, acceptable ImageNet classes)
@@ -36,7 +37,7 @@ def test_imagenet_weights_load_strictly_and_classify_photos():
                          for f, _ in EXPECTED])
     with torch.inference_mode():
         top = model(batch).softmax(1).argmax(1).tolist()
-    for (name, ok), got in zip(EXPECTED, top):
+    for (name, ok), got in zip(EXPECTED, top, strict=True):
         assert got in ok, f"{name}: class {got}, expected one of {ok}"
 
 
@@ -54,8 +55,17 @@ def test_colorizer_encoder_starts_from_imagenet_with_a_grey_stem():
     # Grey RGB through the ImageNet stem == L through the summed 1-channel stem.
     grey = torch.rand(1, 1, 64, 64) * 2 - 1
     with torch.inference_mode():
-        a = imagenet._conv_stem(grey.expand(-1, 3, -1, -1))
-        b = model.encoder._conv_stem(grey)
+        a = imagenet.stem().conv(grey.expand(-1, 3, -1, -1))
+        b = model.encoder.stem().conv(grey)
     assert torch.allclose(a, b, atol=1e-5)
-    np.testing.assert_allclose(model.encoder._blocks[15]._project_conv.weight.detach().numpy(),
-                               imagenet._blocks[15]._project_conv.weight.detach().numpy())
+    np.testing.assert_allclose(model.encoder.blocks()[15].convs()[-1].conv.weight.detach().numpy(),
+                               imagenet.blocks()[15].convs()[-1].conv.weight.detach().numpy())
+
+
+def test_stage_accessors_reach_every_encoder_parameter():
+    # The fused runtime folds what stem(), blocks() and convs() hand it: a layer they miss would be dropped.
+    enc = EfficientNetLite0(1, head=False)
+    layers = [enc.stem()] + [c for b in enc.blocks() for c in b.convs()]
+    reached = {id(p) for layer in layers for m in (layer.conv, layer.bn) if m is not None for p in m.parameters()}
+    assert reached == {id(p) for p in enc.parameters()}
+    assert len(enc.blocks()) == len(enc._blocks)

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
+from ..color import AB_RANGE
 from ..devices import cpu_has_fast_bf16
-from ..encoder import SKIP_BLOCKS, MBConv, SameConv2d
-from ..model import ASPP, CVUNet, DecoderStage
+from ..encoder import SKIP_BLOCKS, ConvBN, SameConv2d
+from ..model import ASPP, L_SCALE, L_SHIFT, CVUNet
 from .pool import Scope
 
 CL = torch.channels_last
@@ -67,7 +67,9 @@ class FConv:
                      self.dilation, self.groups, self.act, fused)
 
 
-def fold(conv: nn.Conv2d, bn: nn.BatchNorm2d | None, act: str | None) -> FConv:
+def fold(layer: ConvBN) -> FConv:
+    """The convolution with its BatchNorm folded in (in float64, then rounded once to float32)."""
+    conv, bn, act = layer.conv, layer.bn, layer.act
     w = conv.weight.detach().double()
     b = conv.bias.detach().double() if conv.bias is not None else torch.zeros(w.shape[0], dtype=torch.float64)
     if bn is not None:
@@ -85,12 +87,6 @@ def fold(conv: nn.Conv2d, bn: nn.BatchNorm2d | None, act: str | None) -> FConv:
             w = F.pad(w, (1, 0, 1, 0))
             pad = k - 2 - (k - 2) // 2
     return FConv(w.float(), b.float(), stride, pad, conv.dilation[0], conv.groups, act)
-
-
-def fold_seq(seq: nn.Sequential, act: str = "relu") -> FConv:
-    conv, bn = seq[0], seq[1]
-    assert isinstance(conv, nn.Conv2d) and isinstance(bn, nn.BatchNorm2d)
-    return fold(conv, bn, act)
 
 
 @dataclass
@@ -118,53 +114,45 @@ class FusedCVUNet:
         self.dtype, self.device = dtype, device
         body = lambda c: c.to(dtype, device)  # noqa: E731
         exact = lambda c: c.to(torch.float32, device)  # noqa: E731
-        self.stem = body(fold(enc._conv_stem, enc._bn0, "relu6"))
+        self.stem = body(fold(enc.stem()))
         self.blocks: list[FBlock] = []
-        for b in enc._blocks:
-            assert isinstance(b, MBConv)
-            self.blocks.append(FBlock(
-                body(fold(b._expand_conv, b._bn0, "relu6")) if b.spec.expand != 1 else None,
-                body(fold(b._depthwise_conv, b._bn1, "relu6")),
-                body(fold(b._project_conv, b._bn2, None)),
-                b.residual,
-            ))
+        for b in enc.blocks():
+            *expand, dw, project = [body(fold(c)) for c in b.convs()]
+            self.blocks.append(FBlock(expand[0] if expand else None, dw, project, b.residual))
         self.aspp: tuple[list[FConv], FConv, FConv, FConv] | None = None
         if isinstance(model.bottleneck, ASPP):
             a = model.bottleneck
             branches: list[FConv] = []
-            for br in a.branches:
-                assert isinstance(br, nn.Sequential)
-                if isinstance(br[0], nn.Sequential):  # depthwise-separable branch: two folded convs
+            for chain in a.branch_convs():
+                if len(chain) != 1:  # depthwise-separable branch: two folded convs
                     raise NotImplementedError("separable ASPP is run by the baseline runtime only")
-                branches.append(body(fold_seq(br)))
-            pool_conv = a.pool[1]
-            assert isinstance(pool_conv, nn.Conv2d)
-            proj = fold_seq(a.project)
+                branches.append(body(fold(chain[0])))
+            pool = a.pool_conv()
+            proj = fold(a.project.layer())
             width = branches[0].weight.shape[0]
             n_sp = len(branches) * width
             # project(cat(spatial, pooled)) = W_sp @ spatial + (W_pool @ pooled + b): the second
             # term is constant over the image, a per-sample bias.
             proj_sp = FConv(proj.weight[:, :n_sp].contiguous(), proj.bias, act=None)
             proj_pool = FConv(proj.weight[:, n_sp:].contiguous(), None)
-            assert pool_conv.bias is not None
-            pool_fc = FConv(pool_conv.weight.detach().float(), pool_conv.bias.detach().float(), act="relu")
+            assert pool.conv.bias is not None and pool.bn is None
+            pool_fc = FConv(pool.conv.weight.detach().float(), pool.conv.bias.detach().float(), act=pool.act)
             self.aspp = (branches, body(proj_sp), body(pool_fc), body(proj_pool))
         self.decoders: list[FDecoder] = []
-        for d in (model.dec4, model.dec3, model.dec2):
-            assert isinstance(d, DecoderStage)
-            self.decoders.append(FDecoder(d.cin, d.cskip, body(fold_seq(d.conv1)), body(fold_seq(d.conv2))))
+        for d in model.decoder_stages():
+            self.decoders.append(FDecoder(d.cin, d.cskip, body(fold(d.conv1.layer())), body(fold(d.conv2.layer()))))
         t = model.config.temperature
-        head = fold(model.head, None, None)
+        head = fold(ConvBN(model.head, None, None))
         # softmax(logits / T): fold 1/T into the head.
         self.head = exact(FConv(head.weight / t, head.bias / t if head.bias is not None else None))
         self.centres = model.bins.detach().float().contiguous().to(device)  # Q x 2
-        r1 = fold(model.refine.conv1, None, "relu")
+        r1 = fold(ConvBN(model.refine.conv1, None, "relu"))
         r1.weight = r1.weight.clone()
-        r1.weight[:, :2] *= 1.0 / 110.0  # the refine sees ab / AB_RANGE: fold the scale in
+        r1.weight[:, :2] *= 1.0 / AB_RANGE  # the refine sees ab / AB_RANGE: fold the scale in
         r1.padding = 1
-        r2 = fold(model.refine.conv2, None, None)
-        r2.weight, r2.padding = r2.weight * 110.0, 1
-        r2.bias = r2.bias * 110.0 if r2.bias is not None else None
+        r2 = fold(ConvBN(model.refine.conv2, None, None))
+        r2.weight, r2.padding = r2.weight * AB_RANGE, 1
+        r2.bias = r2.bias * AB_RANGE if r2.bias is not None else None
         self.refine1, self.refine2 = exact(r1), exact(r2)
         self.c1 = self.blocks[SKIP_BLOCKS[0]].project.weight.shape[0]
         self.gain = float(model.config.chroma_gain)
@@ -192,7 +180,7 @@ class FusedCVUNet:
             c1 = min(n, c0 + step)
             x = scope.acquire((c1 - c0, 1, h, w), self.dtype, self.device, channels_last=True)
             x.copy_(L[c0:c1])
-            x.mul_(1.0 / 50.0).sub_(1.0)
+            x.mul_(L_SCALE).sub_(L_SHIFT)  # CVUNet.normalize, in place
             x = self.stem(x)
             for i in range(first_full):
                 x = self._block(i, x, {k: v[c0:c1] for k, v in skip_slots.items()})
