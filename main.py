@@ -1,5 +1,6 @@
 """Colorizer. ``python main.py [PATH...] [--output DIR] [--start]`` opens the app;
-``python main.py colorize|bench|train|evaluate ...`` runs the command line."""
+``python main.py colorize|bench|train|evaluate ...`` runs the command line.
+"""
 
 import sys
 

@@ -2,12 +2,15 @@
 
 Each (engine, precision, batch) is timed in a fresh subprocess, so that its peak memory is
 its own (CUDA's max_memory_allocated, or the growth of the process's peak RSS on the CPU).
+The headline compares each engine at its own best batch size: at one shared batch size the
+ratio flatters whichever engine that size suits.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import platform
 import resource
 import statistics
 import subprocess
@@ -21,7 +24,7 @@ import numpy as np
 import psutil
 import torch
 
-from .devices import describe_device, precision_support, resolve_device
+from .devices import cpu_has_fast_bf16, describe_device, precision_support, resolve_device
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,41 @@ class Row:
     ms_per_image: float
     images_per_s: float
     peak_mem_mb: float
-    max_abs_diff: float
+    max_abs_diff: float  # |ab| against the baseline at the same batch, Lab units
+    p999_abs_diff: float  # its 99.9th percentile: the robust figure (see runtimes.base.AGREEMENT)
+
+
+@dataclass(frozen=True)
+class CpuInfo:
+    """What the CPU offers the convolutions: results differ between CPU kinds, so every bench says which."""
+
+    model: str
+    capability: str  # torch.backends.cpu.get_cpu_capability(): the widest vector ISA ATen uses (AVX2, AVX512...)
+    amx: bool  # AMX tiles (Sapphire Rapids and later): oneDNN's bf16 matrix units; ATen still reports AVX512
+    avx512_bf16: bool
+    bf16_native: bool  # engine.devices.cpu_has_fast_bf16: what "auto" precision goes by
+
+    def line(self) -> str:
+        extras = [name for name, on in (("AMX", self.amx), ("AVX512-BF16", self.avx512_bf16)) if on]
+        isa = self.capability + (f" + {' + '.join(extras)}" if extras else "")
+        return f"cpu: {self.model}; {isa}; bf16 {'native' if self.bf16_native else 'emulated (not offered)'}"
+
+
+def cpu_info() -> CpuInfo:
+    flags: set[str] = set()
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "flags" and not flags:
+                    flags = set(value.split())
+                elif key.strip() == "model name" and value.strip():
+                    model = value.strip()
+    except OSError:  # not Linux: the flags are unknown, torch's own figures remain
+        pass
+    return CpuInfo(model, torch.backends.cpu.get_cpu_capability(), "amx_tile" in flags, "avx512_bf16" in flags,
+                   cpu_has_fast_bf16())
 
 
 def bench_inputs(size: int, batch: int) -> np.ndarray:
@@ -127,7 +164,8 @@ def measure(engine: str, precision: str, batch: int, s: BenchSettings, out_npy: 
 
 def reset_peak_rss() -> bool:
     """Reset the kernel's high-water mark of this process (Linux): importing torch peaks higher
-    than a small model's inference, and would hide it."""
+    than a small model's inference, and would hide it.
+    """
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
@@ -190,11 +228,15 @@ def configurations(device: torch.device) -> tuple[list[tuple[str, str]], list[st
 
 
 def run_bench(s: BenchSettings) -> int:
+    from .runtimes.base import ab_difference
+
     device = resolve_device(s.device)
     threads = s.threads or torch.get_num_threads()
     configs, skipped = configurations(device)
+    cpu = cpu_info()
     print(f"device: {describe_device(device)}, threads {threads}, size {s.size}x{s.size}, "
           f"median of {s.repeat} after {s.warmup} warm-up")
+    print(cpu.line())
     for line in skipped:
         print(f"  not measured: {line}")
     gflops = model_gflops(s.size, s.weights)
@@ -220,9 +262,9 @@ def run_bench(s: BenchSettings) -> int:
                 out = np.load(npy)
                 if engine == "baseline":
                     ref = out
-                diff = float(np.abs(out - ref).max()) if ref is not None else float("nan")
+                p999, diff = ab_difference(out, ref) if ref is not None else (float("nan"), float("nan"))
                 rows.append(Row(engine, precision, batch, res["ms_per_image"], res["images_per_s"],
-                                res["peak_mem_mb"], diff))
+                                res["peak_mem_mb"], diff, p999))
                 if "profile" in res:
                     profiles[f"{engine} {precision} batch {batch}"] = res["profile"]
                 print(f"  measured {engine:9s} {precision:4s} batch {batch}: {res['ms_per_image']:.1f} ms/image",
@@ -232,27 +274,54 @@ def run_bench(s: BenchSettings) -> int:
     print(format_table(rows, gflops, peak32))
     print(f"\nmodel: {gflops:.2f} GFLOPs per image at {s.size}x{s.size}; "
           f"3x3-conv peak measured now: {peak32:.0f} GFLOP/s fp32")
+    print()
+    for line in headline_lines(rows):
+        print(line)
     for line in ratio_lines(rows):
         print(line)
     for name, table in profiles.items():
         print(f"\n== top operators by self time: {name}\n{table}")
     if s.json_path:
-        doc = {"device": describe_device(device), "threads": threads, "size": s.size,
+        doc = {"device": describe_device(device), "cpu": asdict(cpu), "threads": threads, "size": s.size,
                "gflops_per_image": gflops, "conv_peak_gflops_fp32": peak32,
-               "rows": [asdict(r) for r in rows]}
+               "best_batch": best_vs_best(rows), "rows": [asdict(r) for r in rows]}
         Path(s.json_path).write_text(json.dumps(doc, indent=2))
     return 0 if rows else 1
 
 
 def format_table(rows: list[Row], gflops: float, peak: float) -> str:
-    head = ("| engine | precision | batch | ms/image | images/s | peak MB | max abs diff | GFLOP/s | of conv peak |\n"
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    head = ("| engine | precision | batch | ms/image | images/s | peak MB | max abs diff | p99.9 abs diff | GFLOP/s "
+            "| of conv peak |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     lines = [head]
     for r in rows:
         achieved = gflops * r.images_per_s
         lines.append(f"| {r.engine} | {r.precision} | {r.batch} | {r.ms_per_image:.1f} | {r.images_per_s:.2f} | "
-                     f"{r.peak_mem_mb:.0f} | {r.max_abs_diff:.2e} | {achieved:.0f} | {100 * achieved / peak:.0f}% |")
+                     f"{r.peak_mem_mb:.0f} | {r.max_abs_diff:.3g} | {r.p999_abs_diff:.3g} | {achieved:.0f} | "
+                     f"{100 * achieved / peak:.0f}% |")
     return "\n".join(lines)
+
+
+def best_vs_best(rows: list[Row]) -> list[dict]:
+    """Each optimized precision at its best batch size against the baseline at its own best batch size."""
+    base = max((r for r in rows if r.engine == "baseline"), key=lambda r: r.images_per_s, default=None)
+    if base is None:
+        return []
+    out = []
+    for precision in dict.fromkeys(r.precision for r in rows if r.engine == "optimized"):
+        best = max((r for r in rows if r.engine == "optimized" and r.precision == precision),
+                   key=lambda r: r.images_per_s)
+        mem = best.peak_mem_mb / base.peak_mem_mb if base.peak_mem_mb > 0 else float("nan")
+        out.append({"precision": precision, "batch": best.batch, "images_per_s": best.images_per_s,
+                    "baseline_batch": base.batch, "baseline_images_per_s": base.images_per_s,
+                    "speedup": best.images_per_s / base.images_per_s, "memory_ratio": mem})
+    return out
+
+
+def headline_lines(rows: list[Row]) -> list[str]:
+    return [f"best vs best: optimized {b['precision']} at batch {b['batch']} is {b['speedup']:.2f}x the baseline "
+            f"at its best batch {b['baseline_batch']} ({b['images_per_s']:.2f} vs "
+            f"{b['baseline_images_per_s']:.2f} images/s), {b['memory_ratio']:.2f}x its peak memory"
+            for b in best_vs_best(rows)]
 
 
 def ratio_lines(rows: list[Row]) -> list[str]:
@@ -264,7 +333,7 @@ def ratio_lines(rows: list[Row]) -> list[str]:
         for r in rows:
             if r.batch == batch and r.engine == "optimized":
                 mem = r.peak_mem_mb / base.peak_mem_mb if base.peak_mem_mb > 0 else float("nan")
-                out.append(f"batch {batch}: optimized {r.precision} is {r.images_per_s / base.images_per_s:.2f}x "
+                out.append(f"same batch {batch}: optimized {r.precision} is {r.images_per_s / base.images_per_s:.2f}x "
                            f"the baseline's images/s, {mem:.2f}x its peak memory")
     return out
 

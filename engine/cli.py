@@ -1,7 +1,9 @@
 """Command line: colorize, bench, train, evaluate (``main.py`` sends anything else to the GUI).
 
 Exit codes: 0 all succeeded, 1 some inputs failed (each named on stderr, one line each),
-2 usage errors. No traceback reaches the user.
+2 usage errors. An unexpected error is one ``error:`` line, after a WARNING with its traceback
+for the bug report. ``--verbose`` shows everything the engine logs; ``COLORIZER_LOG_LEVEL``
+(DEBUG, INFO, WARNING, ERROR) sets the level without it.
 """
 
 from __future__ import annotations
@@ -9,50 +11,36 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from .messages import log_level_from_env, one_line, printable, short_reason
+from .progress import ProgressBar
 
-def printable(text: object) -> str:
-    """``text`` on one line: control characters (a newline in a file name) and undecodable bytes escaped."""
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(text))
-
-
-def first_line(text: object) -> str:
-    lines = [ln for ln in str(text).splitlines() if ln.strip()]
-    return printable(lines[0].strip()) if lines else ""
+log = logging.getLogger(__name__)
 
 
 class UsageError(Exception):
     pass
 
 
-class ProgressBar:
-    """A one-line bar with ETA on a terminal; silent when stderr is not a terminal."""
-
-    def __init__(self, total: int, stream=sys.stderr) -> None:
-        self.total, self.stream = total, stream
-        self.start = time.monotonic()
-        self.enabled = stream.isatty()
-        self.count = 0
-
-    def update(self, count: int, label: str = "") -> None:
-        self.count = count
-        if not self.enabled or self.total == 0:
-            return
-        secs = time.monotonic() - self.start
-        eta = secs / count * (self.total - count) if count else 0.0
-        width = 28
-        fill = int(width * count / self.total)
-        self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {count}/{self.total} "
-                          f"ETA {int(eta // 60):d}:{int(eta % 60):02d} {label[:40]:<40}")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\r" + " " * 100 + "\r")
-            self.stream.flush()
+@contextmanager
+def logging_to_stderr(level: int) -> Iterator[None]:
+    """Log records at ``level`` and above go to the current stderr while the command runs; undone after."""
+    root = logging.getLogger()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(level)
+    before = root.level
+    root.addHandler(handler)
+    root.setLevel(min(level, before))
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(before)
 
 
 def _colorize(args: argparse.Namespace) -> int:
@@ -72,6 +60,14 @@ def _colorize(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise UsageError(str(err)) from None
     warnings.simplefilter("ignore")  # library warnings mean nothing to the user; failures are reported per photo
+    if args.ray:
+        from .batch.cluster import colorize_on_ray
+
+        try:
+            return colorize_on_ray(args.inputs, settings, export, args.ray,
+                                   progress=lambda total: ProgressBar(total, unit="photos"))
+        except ValueError as err:
+            raise UsageError(str(err)) from None
     jobs, problems = collect_inputs(args.inputs)
     for p in problems:
         print(f"error: {printable(p)}", file=sys.stderr)
@@ -81,23 +77,23 @@ def _colorize(args: argparse.Namespace) -> int:
     try:
         colorizer = Colorizer.create(settings)
     except WeightsError as err:
-        print(f"error: {first_line(err)}", file=sys.stderr)
+        print(f"error: {short_reason(err, 300)}", file=sys.stderr)
         return 1
     except ValueError as err:
         raise UsageError(str(err)) from None
-    bar = ProgressBar(len(jobs))
+    bar = ProgressBar(len(jobs), unit="photos")
     failed = 0
 
     def on_result(r: PhotoResult) -> None:
         nonlocal failed
-        bar.update(bar.count + 1, r.source.name)
+        bar.update(bar.count + 1, one_line(r.source.name, 40))
         if r.status == "failed":
             failed += 1
             bar.close()
-            print(f"{printable(r.source)}: {first_line(r.message) or 'failed'}", file=sys.stderr)
+            print(f"{printable(r.source)}: {one_line(r.message, 300) or 'failed'}", file=sys.stderr)
         elif r.status == "done" and r.message:  # done, with a note (e.g. colorized on the CPU after GPU OOM)
             bar.close()
-            print(f"{printable(r.source)}: note: {first_line(r.message)}", file=sys.stderr)
+            print(f"{printable(r.source)}: note: {one_line(r.message, 300)}", file=sys.stderr)
 
     control = RunControl()
     pipeline = BatchPipeline(colorizer, export)
@@ -110,7 +106,7 @@ def _colorize(args: argparse.Namespace) -> int:
         return 130
     bar.close()
     if summary.stopped_reason:
-        print(f"error: {first_line(summary.stopped_reason)}", file=sys.stderr)
+        print(f"error: {one_line(summary.stopped_reason, 300)}", file=sys.stderr)
     print(f"{summary.line()} [{colorizer.description}]")
     return 1 if failed or problems or summary.stopped_reason else 0
 
@@ -156,10 +152,14 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="main.py", description="Colorizer: bring grayscale photos to colour. "
-                                "Without a subcommand, opens the app: main.py [PATH...] [--output DIR] [--start]")
+                                "Without a subcommand, opens the app: main.py [PATH...] [--output DIR] [--start]",
+                                epilog="COLORIZER_LOG_LEVEL=DEBUG|INFO|WARNING|ERROR sets how much is logged.")
     sub = p.add_subparsers(dest="command")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--verbose", "-v", action="store_true",
+                        help="log everything (level DEBUG), as COLORIZER_LOG_LEVEL=DEBUG does")
 
-    c = sub.add_parser("colorize", help="colorize files and folders")
+    c = sub.add_parser("colorize", help="colorize files and folders", parents=[common])
     c.add_argument("inputs", nargs="+", type=Path, metavar="INPUT")
     c.add_argument("--output", "-o", type=Path, required=True, metavar="DIR")
     c.add_argument("--engine", choices=("optimized", "baseline"), default="optimized")
@@ -174,9 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="photos already in colour: colorize from their luminance, or skip")
     c.add_argument("--compile", action="store_true", help="torch.compile the optimized runtime")
     c.add_argument("--weights", type=Path)
+    c.add_argument("--ray", metavar="ADDRESS", help="run on Ray: 'local' (this machine), 'auto' or ray://host:10001 "
+                   "(needs the 'cluster' extra)")
     c.set_defaults(func=_colorize)
 
-    b = sub.add_parser("bench", help="baseline vs optimized, side by side")
+    b = sub.add_parser("bench", help="baseline vs optimized, side by side", parents=[common])
     b.add_argument("--size", type=int, default=512)
     b.add_argument("--batch", type=int, nargs="+", default=[1, 8])
     b.add_argument("--json", type=Path)
@@ -187,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--weights", type=Path)
     b.set_defaults(func=_bench)
 
-    t = sub.add_parser("train", help="train colorization weights on a folder of colour photos")
+    t = sub.add_parser("train", help="train colorization weights on a folder of colour photos", parents=[common])
     t.add_argument("data", type=Path)
     t.add_argument("--out", type=Path, default=Path("resources/models/colorizer.pt"))
     t.add_argument("--work", type=Path, default=Path("runs/train"), help="checkpoints and logs")
@@ -215,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--gamma-jitter", type=float, default=0.0, help="log-gamma jitter on L (e.g. 0.2)")
     t.set_defaults(func=_train)
 
-    e = sub.add_parser("evaluate", help="quality report on a folder of colour photos")
+    e = sub.add_parser("evaluate", help="quality report on a folder of colour photos", parents=[common])
     e.add_argument("folder", type=Path)
     e.add_argument("--split", choices=("all", "validation", "tuning", "train"), default="all")
     e.add_argument("--size", type=int, default=512)
@@ -231,23 +233,35 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def log_level(args: argparse.Namespace) -> tuple[int, str | None]:
+    """``--verbose``, else ``COLORIZER_LOG_LEVEL``, else WARNING (INFO for ``train``, which reports as it goes)."""
+    if getattr(args, "verbose", False):
+        return logging.DEBUG, None
+    return log_level_from_env(logging.INFO if args.command == "train" else logging.WARNING)
+
+
 def main(argv: list[str]) -> int:
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "train":
-        logging.getLogger().setLevel(logging.INFO)
-    try:
-        return int(args.func(args))
-    except UsageError as err:
-        parser.error(str(err))  # exits 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except Exception as err:  # noqa: BLE001 - the user gets one line, the log gets the rest
-        logging.getLogger(__name__).debug("unexpected error", exc_info=True)
-        print(f"error: {first_line(err) or type(err).__name__}", file=sys.stderr)
-        return 1
+    if args.command is None:
+        parser.print_help()
+        return 2
+    level, problem = log_level(args)
+    with logging_to_stderr(level):
+        if problem:
+            log.warning("%s", problem)
+        try:
+            return int(args.func(args))
+        except UsageError as err:
+            parser.error(str(err))  # exits 2
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
+        except Exception as err:  # noqa: BLE001 - the user gets one line, the log the traceback
+            log.warning("unexpected error in %s (please report it with this traceback)", args.command,
+                        exc_info=True)
+            print(f"error: {short_reason(err, 300)}", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -7,8 +7,9 @@ full-resolution L, so detail and sharpness come from the original.
 Full-resolution work (L, the ab upsampling) goes in horizontal strips, so a photo of tens of
 megapixels needs little memory beyond its own pixels.
 
-Out of memory on the device: ``Colorizer.infer`` splits the batch and retries; the pipeline
-then retries a photo at a smaller working size and on the CPU (``Colorizer.infer_on_cpu``).
+Out of memory on the device: ``Colorizer.infer_photos`` holds the whole ladder. The batch is split
+in halves (``infer``), then each photo is tried alone, at half its working size, and on the CPU;
+a photo that fails all of them is reported, never passed off as colour.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from __future__ import annotations
 import gc
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import cv2
 import numpy as np
@@ -25,12 +26,14 @@ import torch
 
 from .color import join_lab, lightness, to_uint8
 from .devices import best_precision, resolve_device
+from .messages import short_reason
 from .model import MULTIPLE, CVUNet
 from .options import MIN_WORK, ColorizeSettings
 from .runtimes import Runtime, make_runtime
 from .weights import load_model
 
 log = logging.getLogger(__name__)
+
 
 def is_out_of_memory(err: BaseException) -> bool:
     """Whether an exception from a runtime means memory ran out (CUDA, or the CPU allocator)."""
@@ -133,6 +136,21 @@ def unpack(ab_half: np.ndarray, item: Prepared) -> np.ndarray:
     return ab_rows(ab_source(ab_half, item), H, 0, H)
 
 
+@dataclass(frozen=True)
+class Inference:
+    """One photo's network output from ``Colorizer.infer_photos``.
+
+    ``ab`` is the half-size ab (None: the photo could not be colorized, ``note`` says why); ``item``
+    is what it was made from (a smaller working size after running out of memory); ``batched``:
+    made by the batch call, so comparable with another engine's run of the same canvas.
+    """
+
+    ab: np.ndarray | None
+    item: Prepared
+    note: str = ""
+    batched: bool = True
+
+
 class Colorizer:
     """The numpy-facing engine: build once with ``create``, then ``colorize`` many photos."""
 
@@ -210,6 +228,55 @@ class Colorizer:
                 self._cpu_runtime = make_runtime("baseline", self.model, cpu, "fp32")
         with torch.inference_mode():
             return self._cpu_runtime.run(canvas)
+
+    def infer_photos(self, items: list[Prepared]) -> list[Inference]:
+        """The network on prepared photos, with the whole out-of-memory ladder; one ``Inference`` each, in order.
+
+        Out of memory: the batch is split in halves (``infer``); if a photo alone still does not fit,
+        every photo of the batch is retried on its own (``_rescue``). Other errors raise: the caller
+        fails the batch.
+        """
+        splits = self.oom_splits
+        try:
+            ab = self.infer(pack(items))
+        except Exception as err:
+            if not is_out_of_memory(err):
+                raise
+            self.free_memory()
+            return [self._rescue(item) for item in items]
+        note = f"out of memory {self.where}: colorized in smaller batches" if self.oom_splits != splits else ""
+        return [Inference(ab[i], item, note) for i, item in enumerate(items)]
+
+    def _rescue(self, item: Prepared) -> Inference:
+        """One photo the device had no memory for, tried alone, at half its working size, then on the CPU.
+
+        Never the grey input passed off as colour: ``ab`` is None with the reason if all fail.
+        """
+        where = self.where
+        attempts: list[tuple[str, Prepared, Callable[[np.ndarray], np.ndarray]]] = [("", item, self.infer)]
+        size = max(item.small.shape)
+        if size // 2 >= MIN_WORK:
+            attempts.append((f"colorized at working size {size // 2}", reprepare(item, size // 2), self.infer))
+        if not self.on_cpu:
+            attempts.append(("colorized on the CPU", item, self.infer_on_cpu))
+        last: BaseException | None = None
+        for note, tried, infer in attempts:
+            try:
+                ab = infer(pack([tried]))[0]
+            except Exception as err:  # noqa: BLE001 - the next rung may work; the last error is reported
+                last = err
+                if not is_out_of_memory(err):
+                    break
+                self.free_memory()
+                continue
+            log.info("out of memory %s: %s", where, note or "retried alone")
+            return Inference(ab, tried, f"out of memory {where}: {note or 'colorized alone'}", batched=False)
+        assert last is not None  # every attempt failed
+        if not is_out_of_memory(last):
+            reason = f"colorization failed after running out of memory {where}: {short_reason(last)}"
+        else:
+            reason = f"colorization failed: out of memory {where} ({short_reason(last)})"
+        return Inference(None, item, reason, batched=False)
 
     def predict(self, items: list[Prepared]) -> list[np.ndarray]:
         """Full-size ab (H x W x 2 float32) for each prepared photo, in one network call."""

@@ -40,7 +40,8 @@ def precision_support(device: torch.device) -> dict[str, str | None]:
         major, _ = torch.cuda.get_device_capability(device)
         return {"fp32": None, "fp16": None,
                 "bf16": None if major >= 8 else "bf16 needs an Ampere or newer GPU; use fp16"}
-    bf16 = None if cpu_has_fast_bf16() else "this CPU has no native bf16 (AVX-512 BF16/AMX): it would be emulated and slow"
+    bf16 = None if cpu_has_fast_bf16() else (
+        "this CPU has no native bf16 (AVX-512 BF16/AMX): it would be emulated and slow")
     return {"fp32": None, "fp16": "fp16 is for CUDA GPUs; on the CPU use bf16 where supported", "bf16": bf16}
 
 

@@ -9,13 +9,18 @@ import errno
 import os
 import secrets
 import stat
+import struct
 import warnings
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
-from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
+from PIL import Image, ImageFile, UnidentifiedImageError
+
+from . import atomic
+from .messages import short_reason
 
 IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".tif", ".tiff", ".webp", ".bmp"})
 FORMATS = {"png": ".png", "jpg": ".jpg", "webp": ".webp", "tiff": ".tif"}
@@ -73,7 +78,7 @@ def has_colour(rgb: np.ndarray) -> bool:
 
 
 def _sixteen_bit_rgb(path: Path) -> np.ndarray | None:
-    """Pillow reads 48/64-bit PNG and TIFF as 8-bit; OpenCV keeps all 16 bits.
+    """Pillow reads 48/64-bit PNG and TIFF as 8-bit; OpenCV keeps all 16 bits. As stored, not turned upright.
 
     Read through numpy: ``cv2.imread`` cannot open names that are not valid UTF-8.
     """
@@ -84,10 +89,102 @@ def _sixteen_bit_rgb(path: Path) -> np.ndarray | None:
     return cv2.cvtColor(data, code)
 
 
+def _rawmode(im: ImageFile.ImageFile) -> str:
+    """The first tile's raw mode (``"RGB;16B"``); a string for PNG, the first item of a tuple for TIFF."""
+    if not im.tile:
+        return ""
+    args = im.tile[0][3]
+    raw = args[0] if isinstance(args, tuple) and args else args
+    return raw if isinstance(raw, str) else ""
+
+
+def _narrowed_to_8_bits(im: ImageFile.ImageFile) -> bool:
+    """A PNG or TIFF with 16 bits a sample in a mode Pillow keeps only 8 bits of (RGB, RGBA, grey + alpha).
+
+    Asked of the file (PNG's raw mode, TIFF's BitsPerSample), not of Pillow's tile layout alone, which
+    has changed between versions. 16-bit grey without alpha (``I;16``) is kept whole by Pillow.
+    """
+    if im.format not in ("PNG", "TIFF") or im.mode not in ("RGB", "RGBA", "LA"):
+        return False
+    if ";16" in _rawmode(im):
+        return True
+    if im.format == "TIFF":
+        bits = getattr(im, "tag_v2", {}).get(258)
+        bits = bits if isinstance(bits, tuple) else (bits,)
+        return bool(bits) and all(isinstance(b, int) and b == 16 for b in bits)
+    return False
+
+
+def _orientation(im: Image.Image) -> int:
+    """The EXIF (or XMP) orientation, 1..8; anything else (missing, damaged) reads as 1, upright."""
+    value = im.getexif().get(0x0112, 1)
+    return value if isinstance(value, int) and 1 <= value <= 8 else 1
+
+
+def upright(a: np.ndarray, orientation: int) -> np.ndarray:
+    """Turn an array as stored upright for its EXIF orientation (1..8), as ``ImageOps.exif_transpose`` would.
+
+    Done on the array, not the Pillow image, so 8- and 16-bit pixels and their alpha turn identically.
+    """
+    if orientation == 2:
+        return a[:, ::-1]
+    if orientation == 3:
+        return a[::-1, ::-1]
+    if orientation == 4:
+        return a[::-1]
+    if orientation == 5:
+        return a.swapaxes(0, 1)
+    if orientation == 6:
+        return np.rot90(a, -1)
+    if orientation == 7:
+        return np.rot90(a, 2).swapaxes(0, 1)
+    if orientation == 8:
+        return np.rot90(a, 1)
+    return a
+
+
+def _turned_like(deep: np.ndarray, orientation: int, reference: np.ndarray) -> np.ndarray | None:
+    """OpenCV's 16-bit pixels turned as Pillow's upright 8-bit ``reference``, or None where they disagree.
+
+    OpenCV ignores the EXIF orientation when told to, but turns a TIFF by its own Orientation tag
+    anyway (OpenCV 5): which one happened is read off the pixels, whose high bytes are Pillow's.
+    """
+    for candidate in (upright(deep, orientation), deep):
+        if candidate.shape[:2] != reference.shape[:2]:
+            continue
+        mine = candidate[..., :3] if reference.ndim == 3 else candidate[..., 0]
+        step = max(1, int(np.sqrt(reference.shape[0] * reference.shape[1] / 65536)))  # a sample is enough
+        diff = (mine[::step, ::step] >> 8).astype(np.int16) - reference[::step, ::step].astype(np.int16)
+        if diff.size and int(np.abs(diff).max()) <= 1:
+            return candidate
+    return None
+
+
+# What a damaged or hostile file makes the decoders raise. Anything else (TypeError, AttributeError,
+# NameError...) is a bug in this program and propagates, to be logged with its traceback.
+_DAMAGE_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError, SyntaxError, EOFError, struct.error, zlib.error, cv2.error, Image.DecompressionBombError,
+)
+# What a decoder's own code raises on data its parser did not expect: counted as damage only when raised
+# inside the decoder (Pillow), never in this module.
+_DECODER_SLIPS: tuple[type[BaseException], ...] = (LookupError, TypeError, ArithmeticError, AssertionError)
+_DECODER_DIRS = (os.path.dirname(Image.__file__) + os.sep,)
+
+
+def _raised_by_decoder(err: BaseException) -> bool:
+    tb = err.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename.startswith(_DECODER_DIRS)
+
+
 def decode(path: Path, max_pixels: int = MAX_PIXELS) -> DecodedImage:
-    """Read one photo, upright. Any failure is an ``ImageError`` with a one-line reason.
+    """Read one photo, upright. A damaged or unreadable file is an ``ImageError`` with a one-line reason.
 
     The header's dimensions are checked against ``max_pixels`` before any pixel is allocated.
+    16-bit PNG and TIFF stay 16-bit; the EXIF orientation is applied to the array at either depth.
     """
     path = Path(path)
     try:
@@ -99,27 +196,37 @@ def decode(path: Path, max_pixels: int = MAX_PIXELS) -> DecodedImage:
             raise ImageError("empty file")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            with Image.open(path) as im:
+            # Through a file object, not the path: Pillow 13 memory-maps an uncompressed TIFF opened by path
+            # and then scrambles grey ones with orientations 5 to 8 (it maps them at the turned size).
+            with open(path, "rb") as fh, Image.open(fh) as im:
                 w, h = im.size
                 if w <= 0 or h <= 0:
                     raise ImageError(f"invalid dimensions {w}x{h}")
                 if w * h > max_pixels:
-                    raise ImageError(f"image too large: {w}x{h} ({w * h / 1e6:.0f} MP, limit {max_pixels / 1e6:.0f} MP)")
+                    raise ImageError(f"image too large: {w}x{h} ({w * h / 1e6:.0f} MP, "
+                                     f"limit {max_pixels / 1e6:.0f} MP)")
                 fmt = im.format or "?"
-                rawmode = im.tile[0][3] if im.tile and isinstance(im.tile[0][3], str) else ""
-                wide = fmt in ("PNG", "TIFF") and im.mode in ("RGB", "RGBA") and ";16" in str(rawmode)
+                wide = _narrowed_to_8_bits(im)
+                grey_alpha = im.mode == "LA" or _rawmode(im).startswith("LA")
+                before = _orientation(im)
                 im.load()
+                # Pillow turns some formats upright while loading (TIFF in Pillow 13) and then drops the tag:
+                # ``pending`` is what its pixels still need, ``orientation`` what the file says.
+                pending = _orientation(im)
+                orientation = pending if pending != 1 else before
                 exif = im.info.get("exif")
                 icc = im.info.get("icc_profile")
-                orientation = im.getexif().get(0x0112, 1)
-                im = ImageOps.exif_transpose(im) if orientation != 1 else im  # type: ignore[assignment]
-                if orientation != 1:
+                if orientation != 1 and exif is not None:
                     exif = _exif_upright(im)
                 pixels, alpha = _to_array(im)
-        if wide:
-            deep = _sixteen_bit_rgb(path)
-            if deep is not None and deep.shape[:2] == pixels.shape[:2]:
-                pixels, alpha = (deep[..., :3], deep[..., 3]) if deep.shape[2] == 4 else (deep, alpha)
+                pixels = upright(pixels, pending)
+                alpha = upright(alpha, pending) if alpha is not None else None
+                deep = _sixteen_bit_rgb(path) if wide else None
+                deep = _turned_like(deep, orientation, pixels) if deep is not None else None
+                if deep is not None:
+                    pixels, alpha = (deep[..., :3], deep[..., 3]) if deep.shape[2] == 4 else (deep, None)
+                    if grey_alpha:
+                        pixels = pixels[..., 0]
     except ImageError:
         raise
     except UnidentifiedImageError:
@@ -136,12 +243,17 @@ def decode(path: Path, max_pixels: int = MAX_PIXELS) -> DecodedImage:
         if err.errno in (errno.EIO, errno.ELOOP, errno.ENAMETOOLONG, errno.ENXIO, errno.ESTALE):
             raise ImageError(f"unreadable file ({short_reason(err)})") from None
         raise ImageError(f"truncated or corrupt image ({short_reason(err)})") from None
-    except Exception as err:  # noqa: BLE001 - damaged files make Pillow raise almost anything
+    except _DAMAGE_ERRORS as err:
+        raise ImageError(f"truncated or corrupt image ({short_reason(err)})") from None
+    except _DECODER_SLIPS as err:
+        if not _raised_by_decoder(err):
+            raise
         raise ImageError(f"truncated or corrupt image ({short_reason(err)})") from None
     try:
         colour = pixels.ndim == 3 and has_colour(pixels)
     except (cv2.error, MemoryError) as err:
         raise ImageError(f"could not read the colours ({short_reason(err)})") from None
+    alpha = np.ascontiguousarray(alpha) if alpha is not None else None
     return DecodedImage(np.ascontiguousarray(pixels), alpha, colour, exif, icc, fmt)
 
 
@@ -184,20 +296,6 @@ def _to_array(im: Image.Image) -> tuple[np.ndarray, np.ndarray | None]:
     if mode != "RGB":
         im = im.convert("RGB")  # CMYK, YCbCr, LAB, HSV...
     return np.asarray(im).copy(), None
-
-
-def short_reason(err: BaseException, limit: int = 120) -> str:
-    """An exception as a one-line reason for the user: its message, or its type when it has none."""
-    return one_line(str(err), limit) or type(err).__name__
-
-
-def one_line(text: str, limit: int = 200) -> str:
-    """The first non-empty line of ``text``, control characters escaped, at most ``limit`` characters."""
-    for line in str(text).splitlines():
-        if line.strip():
-            line = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in line.strip())
-            return line if len(line) <= limit else line[: limit - 1] + "\u2026"
-    return ""
 
 
 def write_error(err: OSError, what: str = "the output") -> ImageError:
@@ -276,23 +374,23 @@ def clean_partials(folder: Path) -> int:
 
 def encode(final: Path, rgb: np.ndarray, *, quality: int = 92, alpha: np.ndarray | None = None,
            exif: bytes | None = None, icc: bytes | None = None) -> None:
-    """Write ``rgb`` (H x W x 3 uint8/uint16) to ``final`` via a temporary name and a rename.
+    """Write ``rgb`` (H x W x 3 uint8/uint16) to ``final`` via a temporary name, fsync and a rename.
 
-    A crash, kill or cancel leaves either the complete file or no file under ``final``.
+    A crash, kill or cancel leaves either the complete file or no file under ``final``; the temporary
+    name is ``partial_name``'s, so ``clean_partials`` finds what a killed run left.
     """
     ext = final.suffix.lower()
     tmp = partial_name(final)
     try:
         if rgb.dtype == np.uint16 and ext in (".png", ".tif", ".tiff"):
-            data = np.dstack([rgb, alpha]) if alpha is not None and alpha.dtype == np.uint16 else rgb
+            if alpha is not None and alpha.dtype != np.uint16:
+                alpha = alpha.astype(np.uint16) * 257
+            data = np.dstack([rgb, alpha]) if alpha is not None else rgb
             bgr = cv2.cvtColor(data, cv2.COLOR_RGBA2BGRA if data.shape[2] == 4 else cv2.COLOR_RGB2BGR)
             ok, buf = cv2.imencode(ext, bgr)
             if not ok:
                 raise ImageError(f"could not encode {ext}")
-            with open(tmp, "wb") as f:
-                f.write(buf.tobytes())
-                f.flush()
-                os.fsync(f.fileno())
+            atomic.write_bytes(final, buf.tobytes(), tmp=tmp)
         else:
             if rgb.dtype == np.uint16:
                 rgb = (rgb >> 8).astype(np.uint8)
@@ -308,30 +406,13 @@ def encode(final: Path, rgb: np.ndarray, *, quality: int = 92, alpha: np.ndarray
                 kwargs["exif"] = exif
             if icc:
                 kwargs["icc_profile"] = icc
-            with open(tmp, "wb") as f:
+            with atomic.atomic_write(final, tmp=tmp) as f:
                 im.save(f, format=PIL_FORMAT[ext], **kwargs)
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, final)
     except OSError as err:
-        _unlink_quietly(tmp)
         raise write_error(err) from None
     except ImageError:
-        _unlink_quietly(tmp)
         raise
     except MemoryError:
-        _unlink_quietly(tmp)
         raise ImageError("not enough memory to write the output") from None
     except Exception as err:  # noqa: BLE001 - an encoder refusing (e.g. a size over its limit)
-        _unlink_quietly(tmp)
         raise ImageError(f"could not encode the output as {ext} ({short_reason(err)})") from None
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-
-
-def _unlink_quietly(p: Path) -> None:
-    try:
-        os.unlink(p)
-    except OSError:
-        pass

@@ -6,12 +6,12 @@ published ImageNet weights the encoder starts from.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from .atomic import atomic_write
 from .encoder import EfficientNetLite0
 from .model import CVUNet, ModelConfig
 
@@ -34,9 +34,8 @@ def save_weights(model: CVUNet, path: Path, meta: dict[str, Any] | None = None) 
     blob = {"format": FORMAT, "version": 1, "config": model.config.to_dict(), "state": state,
             "meta": meta or {}}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(blob, tmp)
-    os.replace(tmp, path)
+    with atomic_write(path) as f:
+        torch.save(blob, f)
 
 
 def read_weights(path: Path) -> dict[str, Any]:

@@ -7,6 +7,9 @@ pulls in torch) and injects it into the window. Developer options, read from the
   (screenshots and demos before training has finished; the colours are meaningless).
 - ``COLORIZER_SCREENSHOT=PREFIX``: save ``PREFIX-mid.png`` half-way through the batch and
   ``PREFIX-done.png`` after it, then quit (use with ``--start``).
+
+Logging (``gui.logfile``): ``COLORIZER_LOG_LEVEL=DEBUG|INFO|WARNING|ERROR``, and ``COLORIZER_LOG_DIR``
+for the rotating log file that Help > Show Log File opens.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
+from .logfile import start_logging
 from .settings import APPLICATION, ORGANIZATION
 
 log = logging.getLogger(__name__)
@@ -58,8 +62,23 @@ def make_backend() -> Any:
     return Backend()
 
 
+def log_unexpected_errors() -> None:
+    """An exception escaping a Qt slot is logged with its traceback: to stderr, and to the log file for reports."""
+    previous = sys.excepthook
+
+    def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            previous(kind, value, tb)
+        else:
+            log.error("unexpected error", exc_info=(kind, value, tb))
+
+    sys.excepthook = hook
+
+
 def run_app(argv: list[str]) -> int:
     args = parse_args(argv)
+    start_logging()
+    log_unexpected_errors()
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "colorizer"])
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)

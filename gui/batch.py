@@ -61,6 +61,7 @@ class BatchController(QObject):
     """
 
     started = Signal(str)
+    image_started = Signal(int)  # the photo's position in request.photos
     image_done = Signal(object)  # PhotoResult
     failed = Signal(str)
     finished = Signal(object)  # BatchSummary
@@ -92,6 +93,7 @@ class BatchController(QObject):
         worker.moveToThread(thread)
         thread.started.connect(worker.run)
         worker.started.connect(self.started)
+        worker.image_started.connect(self.image_started)
         worker.image_done.connect(self._on_image_done)
         worker.failed.connect(self.failed)
         worker.finished.connect(self._on_finished)

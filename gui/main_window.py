@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QUrl, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -36,6 +36,7 @@ from .batch import BatchController, format_eta
 from .charts import SummaryPanel, TimingChart, UtilizationPlot
 from .engine_panel import EnginePanel
 from .export_panel import ExportPanel
+from .logfile import log_file
 from .preview import BeforeAfterView, PreviewCache, preview_from_files
 from .queue_model import COMPARE_COLUMNS, QueueModel
 from .request import BatchRequest
@@ -188,11 +189,13 @@ class MainWindow(QMainWindow):
             "zoom_out": self._action("Zoom &Out", self.preview.zoom_out, QKeySequence.StandardKey.ZoomOut),
             "fit": self._action("&Fit to Window", self.preview.fit, "Ctrl+0"),
             "actual": self._action("&Actual Size", self.preview.actual_size, "Ctrl+1"),
+            "log": self._action("Show &Log File", self.show_log_file, None,
+                                "Open the log, to see what went wrong or attach it to a bug report"),
             "about": self._action("&About Colorizer", self.show_about),
         }
         menus = {"&File": ("add_files", "add_folder", "samples", None, "output", "open_output", None, "quit"),
                  "&Queue": ("remove", "clear"), "&Batch": ("start", "pause", "cancel"),
-                 "&View": ("wipe", None, "zoom_in", "zoom_out", "fit", "actual"), "&Help": ("about",)}
+                 "&View": ("wipe", None, "zoom_in", "zoom_out", "fit", "actual"), "&Help": ("log", None, "about")}
         for title, names in menus.items():
             menu = self.menuBar().addMenu(title)
             for name in names:
@@ -217,6 +220,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         c = self.controller
         c.started.connect(self._on_started)
+        c.image_started.connect(self._on_image_started)
         c.image_done.connect(self._on_image_done)
         c.failed.connect(self._on_failed)
         c.finished.connect(self._on_finished)
@@ -382,16 +386,15 @@ class MainWindow(QMainWindow):
         self.save_settings()
         self._batch_failed = False
         self.controller.start(request)
-        self._mark_working(0)
         self.set_status(f"Loading the model for {len(photos)} photos…")
         return True
 
-    def _mark_working(self, first: int) -> None:
-        """The pipeline works a batch at a time: show the next batch as working."""
+    @Slot(int)
+    def _on_image_started(self, index: int) -> None:
+        """The engine took up this photo: show it as working until its result comes."""
         req = self.controller.request
-        if req is not None:
-            keys = [p.key for p in req.photos[first : first + req.model.batch_size]]
-            self.queue.set_status(keys, "working", only_from=("queued",))
+        if req is not None and 0 <= index < len(req.photos):
+            self.queue.set_status([req.photos[index].key], "working", only_from=("queued",))
 
     def set_paused(self, paused: bool) -> None:
         if paused:
@@ -417,7 +420,6 @@ class MainWindow(QMainWindow):
             return
         key = req.photos[r.index].key
         self.queue.apply_result(key, r)
-        self._mark_working(r.index + 1)
         if r.status == "done" and r.preview is not None:
             self.previews.put(key, r.preview.L, r.preview.ab)
             self._latest_key = key
@@ -519,6 +521,18 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> None:
         QMessageBox.about(self, "About Colorizer", self.about_text())
+
+    def show_log_file(self) -> bool:
+        """Open the log in the desktop's viewer; where there is none, say where the file is."""
+        path = log_file()
+        if not path.is_file():
+            self.set_status(f"No log file yet (it will be {path})")
+            return False
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+            self.set_status(f"Could not open the log file; it is {path}")
+            return False
+        self.set_status(f"Opened the log file {path}")
+        return True
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.controller.shutdown()

@@ -13,8 +13,16 @@ from typing import Any, TypeVar
 
 from PySide6.QtCore import QSettings, QStandardPaths
 
-from engine.options import (COLOUR_INPUTS, DEVICES, ENGINES, FORMATS, IF_EXISTS, PRECISIONS, ColorizeSettings,
-                            ExportOptions)
+from engine.options import (
+    COLOUR_INPUTS,
+    DEVICES,
+    ENGINES,
+    FORMATS,
+    IF_EXISTS,
+    PRECISIONS,
+    ColorizeSettings,
+    ExportOptions,
+)
 
 ORGANIZATION = "Colorizer"
 APPLICATION = "Colorizer"

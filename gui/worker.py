@@ -19,13 +19,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from engine.colorizer import Colorizer
-
-from engine.options import ColorizeSettings
-from engine.devices import UtilizationMonitor, device_options, resolve_device
 from engine.batch.inputs import collect_inputs
 from engine.batch.pipeline import BatchPipeline, RunControl
-from engine.options import BatchSummary, ExportOptions, Job
+from engine.colorizer import Colorizer
+from engine.devices import UtilizationMonitor, device_options, resolve_device
+from engine.options import BatchSummary, ColorizeSettings, Job
 from engine.weights import WeightsError, weights_meta
 
 from .request import BatchRequest
@@ -59,11 +57,14 @@ class BatchWorker(QObject):
     """Runs one ``BatchRequest``. ``run`` executes on the worker thread; ``pause``, ``resume`` and
     ``cancel`` may be called from any thread (they only flip the thread-safe ``RunControl``).
 
-    Signals (always in this order): ``started`` once the engines are built, ``image_done`` once per
-    photo in input order, ``failed`` only when the batch could not run at all, ``finished`` last.
+    Signals (always in this order): ``started`` once the engines are built, ``image_started`` when the
+    engine takes up a photo and ``image_done`` once per photo (both in input order; a photo cancelled
+    before it started gets only ``image_done``), ``failed`` only when the batch could not run at all,
+    ``finished`` last.
     """
 
     started = Signal(str)  # engine description, e.g. "optimized fp32 on cpu"
+    image_started = Signal(int)  # the photo's position in request.photos
     image_done = Signal(object)  # engine.options.PhotoResult; .index is the position in request.photos
     failed = Signal(str)  # one line: weights missing, bad settings, ...
     finished = Signal(object)  # engine.options.BatchSummary
@@ -87,7 +88,8 @@ class BatchWorker(QObject):
             self.started.emit(description)
             jobs = [Job(i, p.path, p.root) for i, p in enumerate(req.photos)]
             pipeline = BatchPipeline(colorizer, export, compare=compare, preview_size=req.preview_size)
-            summary = pipeline.run(jobs, on_result=self.image_done.emit, control=self.control)
+            summary = pipeline.run(jobs, on_result=self.image_done.emit, control=self.control,
+                                   on_started=lambda job: self.image_started.emit(job.index))
         except Exception as err:  # noqa: BLE001 - anything escaping here would leave the UI waiting forever
             log.exception("the batch could not run")
             message = str(err) or type(err).__name__

@@ -4,4 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install --quiet -e .
+# Before the window opens, name the system libraries Qt's X11 plugin lacks (with the apt-get line),
+# rather than let Qt abort with a generic message. The command line needs no Qt; a chosen platform skips it.
+case "${1:-}" in
+    colorize | bench | train | evaluate | -h | --help) ;;
+    *) [ -n "${QT_QPA_PLATFORM:-}" ] || bash scripts/check_qt_libs.sh || exit 1 ;;
+esac
 exec .venv/bin/python main.py "$@"

@@ -31,13 +31,11 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 
-from engine.colorizer import Colorizer  # noqa: E402
-
-from engine.options import ColorizeSettings
-from engine.model import CVUNet, ModelConfig  # noqa: E402
-from engine.batch.inputs import collect_inputs
+from engine.batch.inputs import collect_inputs  # noqa: E402
 from engine.batch.pipeline import BatchPipeline  # noqa: E402
-from engine.options import ExportOptions, PhotoResult
+from engine.colorizer import Colorizer  # noqa: E402
+from engine.model import CVUNet, ModelConfig  # noqa: E402
+from engine.options import ColorizeSettings, ExportOptions, PhotoResult  # noqa: E402
 from engine.weights import DEFAULT_WEIGHTS  # noqa: E402
 
 

@@ -38,6 +38,12 @@ def _isolated_qsettings(request: pytest.FixtureRequest, tmp_path_factory: pytest
 
 
 @pytest.fixture(autouse=True)
+def _isolated_log_dir(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test writes into the user's log folder (``gui.logfile`` reads COLORIZER_LOG_DIR)."""
+    monkeypatch.setenv("COLORIZER_LOG_DIR", str(tmp_path_factory.mktemp("logs")))
+
+
+@pytest.fixture(autouse=True)
 def _no_dangling_qthreads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fail a GUI test that leaves a QThread running (as napari does)."""
     if not _is_gui_test(request):
@@ -140,8 +146,8 @@ def make_window(qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
     """make(backend, size=64, batch_size=2, **choice) -> a shown MainWindow exporting to tmp_path/out."""
     from PySide6.QtCore import QSettings
 
-    from gui.main_window import MainWindow
     from engine.options import ColorizeSettings
+    from gui.main_window import MainWindow
 
     windows: list[Any] = []
 

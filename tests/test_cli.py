@@ -1,6 +1,7 @@
 """The CLI surface that scripts and CI depend on: exit codes, messages, the summary line, bench JSON."""
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import pytest
 import torch
 from helpers import ROOT, random_model, write_grey
 
+from engine import cli as engine_cli
 from engine.weights import save_weights
 
 
@@ -91,3 +93,62 @@ def test_bench_writes_the_documented_json(tmp_path, weights):
         if r["precision"] == "fp32":
             assert r["max_abs_diff"] <= 1e-3
     assert "GFLOPs per image" in p.stdout and "conv peak" in p.stdout
+
+
+# -- diagnostics that reach the user (in-process: the engine's inputs are faked, no model is needed) --------
+
+def _crash(*_args, **_kwargs):
+    raise RuntimeError("disk on fire\nsecond line of detail")
+
+
+def _finds_nothing_but_logs(*_args, **_kwargs):
+    logging.getLogger("engine.batch.inputs").debug("debug detail")
+    logging.getLogger("engine.batch.inputs").info("info detail")
+    return [], []
+
+
+def _our_handlers():
+    return [h for h in logging.getLogger().handlers if type(h) is logging.StreamHandler]
+
+
+def test_an_unexpected_error_is_one_line_after_a_warning_with_its_traceback(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("COLORIZER_LOG_LEVEL", raising=False)
+    monkeypatch.setattr("engine.batch.inputs.collect_inputs", _crash)
+    before = _our_handlers()
+    assert engine_cli.main(["colorize", str(tmp_path), "-o", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert lines[-1] == "error: disk on fire"
+    assert [ln for ln in lines if ln.startswith("error:")] == ["error: disk on fire"]
+    assert lines[0].startswith("WARNING engine.cli: unexpected error in colorize")
+    assert "Traceback (most recent call last)" in err and "RuntimeError: disk on fire" in err
+    assert _our_handlers() == before  # main() leaves the process's logging as it found it
+
+
+@pytest.mark.parametrize(("verbose", "env", "shown"), [
+    (False, None, set()),
+    (True, None, {"debug detail", "info detail"}),
+    (False, "INFO", {"info detail"}),
+    (False, "debug", {"debug detail", "info detail"}),
+    (True, "WARNING", {"debug detail", "info detail"}),
+])
+def test_verbose_and_colorizer_log_level_set_how_much_is_logged(tmp_path, monkeypatch, capsys, verbose, env, shown):
+    if env is None:
+        monkeypatch.delenv("COLORIZER_LOG_LEVEL", raising=False)
+    else:
+        monkeypatch.setenv("COLORIZER_LOG_LEVEL", env)
+    monkeypatch.setattr("engine.batch.inputs.collect_inputs", _finds_nothing_but_logs)
+    argv = ["colorize", str(tmp_path), "-o", str(tmp_path / "out")] + (["--verbose"] if verbose else [])
+    assert engine_cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert {m for m in ("debug detail", "info detail") if m in err} == shown
+    assert err.splitlines()[-1] == "error: no photos found in the given inputs"
+
+
+def test_a_log_level_that_is_not_one_is_named_and_ignored(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("COLORIZER_LOG_LEVEL", "LOUD")
+    monkeypatch.setattr("engine.batch.inputs.collect_inputs", _finds_nothing_but_logs)
+    assert engine_cli.main(["colorize", str(tmp_path), "-o", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "COLORIZER_LOG_LEVEL=LOUD is not one of DEBUG, INFO, WARNING, ERROR" in err
+    assert "info detail" not in err and "debug detail" not in err

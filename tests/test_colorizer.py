@@ -52,7 +52,7 @@ def test_batched_prediction_equals_one_by_one(colorizer):
 
     items = [prepare(grey_photo(h, w, i), 96) for i, (h, w) in enumerate([(60, 90), (90, 60), (96, 96)])]
     together = colorizer.predict(items)
-    for item, ab in zip(items, together):
+    for item, ab in zip(items, together, strict=True):
         alone = colorizer.predict([item])[0]
         # Padding differs between the two canvases; only pixels near the padding may change.
         assert np.median(np.abs(alone - ab)) < 0.5

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging.handlers
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +45,53 @@ def test_gui_modules_do_not_import_torch():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr or "a gui module (other than gui.worker) imported torch"
+
+
+# -- the log file and Help > Show Log File --------------------------------------------------------------------
+
+def test_the_gui_log_goes_to_a_rotating_file_in_the_overridable_log_folder():
+    from gui import logfile
+
+    folder = Path(os.environ["COLORIZER_LOG_DIR"])  # tests/conftest.py points it at a temporary folder
+    path = logfile.start_file_log()
+    try:
+        assert path == folder / "colorizer.log" == logfile.log_file()
+        logging.getLogger("gui.test").warning("something went wrong in the window")
+        handler = next(h for h in logging.getLogger().handlers if h.get_name() == "colorizer-log-file")
+        assert isinstance(handler, logging.handlers.RotatingFileHandler)
+        assert handler.maxBytes <= 1_000_000 and handler.backupCount == 3
+        handler.flush()
+        assert "WARNING gui.test: something went wrong in the window" in path.read_text()
+    finally:
+        logfile.stop_file_log()
+    assert all(h.get_name() != "colorizer-log-file" for h in logging.getLogger().handlers)
+
+
+class _Desktop:
+    opened: list[str] = []
+    answer = True
+
+    @classmethod
+    def openUrl(cls, url):
+        cls.opened.append(url.toLocalFile())
+        return cls.answer
+
+
+def test_help_show_log_file_opens_the_log_or_says_where_it_is(make_window, backend, monkeypatch):
+    window = make_window(backend)
+    help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Help")
+    assert "Show &Log File" in [a.text() for a in help_menu.actions()]
+    monkeypatch.setattr("gui.main_window.QDesktopServices", _Desktop)
+    _Desktop.opened = []
+    log = Path(os.environ["COLORIZER_LOG_DIR"]) / "colorizer.log"
+
+    assert not window.show_log_file()
+    assert "No log file yet" in window.status_label.text() and _Desktop.opened == []
+
+    log.write_text("INFO started\n")
+    _Desktop.answer = False
+    assert not window.show_log_file()
+    assert window.status_label.text() == f"Could not open the log file; it is {log}"
+    _Desktop.answer = True
+    assert window.show_log_file()
+    assert _Desktop.opened == [str(log), str(log)]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 from PIL import Image
 from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
 
+from engine.batch.pipeline import RunControl
 from gui.queue_model import COL_BASELINE, COL_MODEL, COL_SPEEDUP
 from gui.worker import Backend
 
@@ -67,9 +70,22 @@ def test_a_broken_photo_is_marked_failed_and_the_batch_goes_on(qtbot, make_windo
     assert all(statuses[p.name].status == "done" for p in good)
 
 
-def test_pause_holds_the_batch_and_resume_finishes_it(qtbot, make_window, slow_backend, grey_photos):
+def test_pause_holds_the_batch_and_resume_finishes_it(qtbot, make_window, slow_backend, grey_photos, monkeypatch):
     window = make_window(slow_backend, batch_size=1)
     window.add_paths(grey_photos(8))
+    held_between_photos = threading.Event()  # the worker reached the paused wait between photos
+    released = threading.Event()  # ...and came out of it
+    wait_if_paused = RunControl.wait_if_paused
+
+    def spy_wait(control: RunControl) -> None:
+        paused = control.paused
+        if paused:
+            held_between_photos.set()
+        wait_if_paused(control)
+        if paused:
+            released.set()
+
+    monkeypatch.setattr(RunControl, "wait_if_paused", spy_wait)
     paused_once = []
 
     def pause_on_first(_result) -> None:
@@ -80,10 +96,15 @@ def test_pause_holds_the_batch_and_resume_finishes_it(qtbot, make_window, slow_b
     window.controller.image_done.connect(pause_on_first)
     with qtbot.waitSignal(window.controller.paused_changed, timeout=TIMEOUT_MS):
         assert window.start_batch()
-    qtbot.wait(700)  # the photos in progress finish...
+    # The photos in progress finish, then the worker blocks between photos until resumed.
+    qtbot.waitUntil(held_between_photos.is_set, timeout=TIMEOUT_MS)
+    QApplication.processEvents()  # deliver the results it reported before it stopped
     held = window.queue.counts()["done"]
-    qtbot.wait(800)  # ...then nothing moves while paused
-    assert window.queue.counts()["done"] == held < 8
+    assert held < 8
+    # An absence check, so bounded by design: a pause that did not hold would finish a photo every 0.15 s.
+    with qtbot.assertNotEmitted(window.controller.image_done, wait=500):
+        pass
+    assert window.queue.counts()["done"] == held and not released.is_set()
     assert window.controller.running and window.controller.paused
     assert "Paused" in window.status_label.text()
     assert window.actions_by_name["pause"].text() == "&Resume"
@@ -180,10 +201,14 @@ def test_window_stays_responsive_during_a_batch(qtbot, make_window, slow_backend
     timer = QTimer()
     timer.timeout.connect(lambda: ticks.append(1))
     timer.start(20)
+    ticks_at_each_photo = []
+    window.controller.image_done.connect(lambda _result: ticks_at_each_photo.append(len(ticks)))
     _run(qtbot, window)
     timer.stop()
-    # 6 photos x >= 0.15 s of model time: a blocked UI thread would have ticked only a few times.
-    assert len(ticks) >= 15
+    # The UI thread ran its timer while the photos went through (>= 0.15 s each); a batch that blocked
+    # the UI thread would deliver every result with no tick in between.
+    assert len(ticks_at_each_photo) == 6
+    assert ticks_at_each_photo[-1] > ticks_at_each_photo[0]
 
 
 def test_settings_are_snapshotted_at_start_and_locked_while_running(qtbot, make_window, slow_backend, grey_photos,

@@ -8,10 +8,10 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMenu
 
+from engine.options import ColorizeSettings, ExportOptions
 from gui import settings as app_settings
 from gui.engine_panel import EnginePanel, item_enabled
 from gui.main_window import MainWindow, about_html
-from engine.options import ColorizeSettings, ExportOptions
 
 
 def test_settings_round_trip_through_qsettings(qtbot, backend, tmp_path):

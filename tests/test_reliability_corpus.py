@@ -28,12 +28,11 @@ import pytest
 from helpers import ROOT, colour_photo, grey_photo, random_model
 from PIL import Image
 
-from engine.cli import printable
-from engine.colorizer import Colorizer
-from engine.options import ColorizeSettings
 from engine.batch.inputs import collect_inputs
 from engine.batch.pipeline import BatchPipeline
-from engine.options import ExportOptions
+from engine.colorizer import Colorizer
+from engine.messages import printable
+from engine.options import ColorizeSettings, ExportOptions
 from engine.weights import save_weights
 
 NON_UTF8 = os.fsdecode(b"Gro\xdfvater 1931.png")  # a Latin-1 name from an old disk: not valid UTF-8

@@ -4,8 +4,8 @@ escape, the GPU running out of memory, weight files that try to run code.
 How each fault is made (the tests run as root, on a machine without a GPU):
 - kill -9: the real CLI in a subprocess, SIGKILLed once a few outputs exist.
 - disk full / read-only / permission denied: root ignores permissions and cannot mount, so the
-  pipeline's writes are made to fail: ``open`` and ``Path.mkdir`` as seen by engine.imageio and
-  engine.pipeline raise ``OSError(ENOSPC | EROFS | EACCES)``, exactly what the kernel returns.
+  pipeline's writes are made to fail: ``open`` as seen by engine.imageio and engine.atomic, and
+  ``Path.mkdir``, raise ``OSError(ENOSPC | EROFS | EACCES)``, exactly what the kernel returns.
   An output folder that cannot be created at all is real: its parent is a regular file.
 - CUDA out of memory: a runtime that claims to be on CUDA and raises ``torch.cuda.OutOfMemoryError``
   (the class torch raises; it exists in CPU builds) for the canvases it is told to refuse.
@@ -31,15 +31,15 @@ import torch
 from helpers import ROOT, random_model, write_grey
 from PIL import Image
 
-import engine.imageio as imageio
+import engine.atomic as atomic
 import engine.batch.pipeline as pipeline_mod
+import engine.imageio as imageio
 from engine import cli
-from engine.colorizer import Colorizer
-from engine.options import ColorizeSettings
-from engine.imageio import PARTIAL_MARK, clean_partials, partial_name
 from engine.batch.inputs import collect_inputs
 from engine.batch.pipeline import BatchPipeline
-from engine.options import ExportOptions, Job
+from engine.colorizer import Colorizer
+from engine.imageio import PARTIAL_MARK, clean_partials, partial_name
+from engine.options import ColorizeSettings, ExportOptions, Job
 from engine.weights import WeightsError, load_model, save_weights
 
 
@@ -173,6 +173,7 @@ def failing_writes(monkeypatch, code: int, *, after: int = 0, only: str | None =
         return real_mkdir(self, *a, **kw)
 
     monkeypatch.setattr(imageio, "open", fake_open, raising=False)  # module globals shadow builtins
+    monkeypatch.setattr(atomic, "open", fake_open, raising=False)  # where outputs are written since engine.atomic
     monkeypatch.setattr(pipeline_mod.Path, "mkdir", fake_mkdir)
 
 

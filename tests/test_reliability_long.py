@@ -15,12 +15,10 @@ import psutil
 import pytest
 from helpers import random_model, write_grey
 
-from engine.colorizer import Colorizer
-
-from engine.options import ColorizeSettings
 from engine.batch.inputs import collect_inputs
 from engine.batch.pipeline import BatchPipeline
-from engine.options import ExportOptions
+from engine.colorizer import Colorizer
+from engine.options import ColorizeSettings, ExportOptions
 
 N = 150
 SHAPES = [(24, 32), (32, 24), (40, 40), (17, 60)]

@@ -1,4 +1,9 @@
-"""The optimized runtime computes what the baseline computes, for any shapes and batch sizes."""
+"""The optimized runtime computes what the baseline computes, for any shapes and batch sizes.
+
+On the CPU, fp32 here (pinned, whatever "auto" would pick on this CPU), held to the documented fp32
+agreement; bf16 is held to its own in test_precisions.py, with the shipped weights, and CUDA fp16 to
+its own below.
+"""
 
 import numpy as np
 import pytest
@@ -7,12 +12,12 @@ from helpers import grey_photo, random_model
 
 from engine.colorizer import pack, prepare
 from engine.devices import precision_support
+from engine.runtimes import BaselineRuntime, make_runtime
+from engine.runtimes.base import AGREEMENT, ab_difference
 from engine.runtimes.optimized import OptimizedRuntime
 from engine.runtimes.pool import BufferPool
-from engine.runtimes import BaselineRuntime, make_runtime
 
-FP32_TOL = 1e-3  # ab, Lab units
-BF16_TOL = 8.0  # ab, Lab units: bf16 keeps ~3 significant digits through ~60 layers
+FP32_TOL = AGREEMENT["fp32"].max_abs  # ab, Lab units
 CPU = torch.device("cpu")
 
 
@@ -80,15 +85,6 @@ def test_pool_evicts_free_buffers_beyond_its_budget():
     assert pool.held_bytes <= 1000 + 5 * 100 * 4
 
 
-def test_bf16_stays_within_stated_tolerance(model):
-    base = BaselineRuntime(model, CPU)
-    opt = OptimizedRuntime(model, CPU, "bf16")
-    L = canvas([(64, 64), (40, 64)])
-    diff = np.abs(base.run(L) - opt.run(L))
-    assert diff.max() <= BF16_TOL
-    assert diff.mean() <= BF16_TOL / 8
-
-
 def test_input_shape_is_checked(runtimes):
     with pytest.raises(ValueError, match="multiples of 32"):
         runtimes[1].run(np.zeros((1, 1, 50, 64), np.float32))
@@ -111,13 +107,21 @@ def test_fp16_is_not_offered_on_the_cpu_with_a_reason():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_cuda_fp16_with_graphs_matches_baseline(model):
+def test_cuda_fp16_with_graphs_matches_baseline():
+    """With the shipped weights: an untrained model agrees far closer in reduced precision and would pass
+    any bound. fp16 is held to its own bound, tighter than bf16's (10 stored mantissa bits to 7).
+    """
+    from engine.weights import DEFAULT_WEIGHTS, load_model
+
+    shipped = load_model(DEFAULT_WEIGHTS)
     dev = torch.device("cuda")
-    base = BaselineRuntime(model, dev)
-    opt = OptimizedRuntime(model, dev, "fp16")
-    for shapes in ([(64, 64)], [(64, 96)] * 3, [(64, 64)]):
+    base = BaselineRuntime(shipped, dev)
+    opt = OptimizedRuntime(shipped, dev, "fp16")
+    bound = AGREEMENT["fp16"]
+    for shapes in ([(64, 64)], [(64, 96)] * 3, [(64, 64)]):  # new shape, graph replay on a known one
         L = canvas(shapes)
-        assert np.abs(base.run(L) - opt.run(L)).max() <= BF16_TOL
+        p999, worst = ab_difference(opt.run(L), base.run(L))
+        assert p999 <= bound.p999 and worst <= bound.max_abs, (shapes, p999, worst)
 
 
 def test_high_resolution_blocks_in_chunks_give_the_same_result(model):

@@ -16,7 +16,7 @@ def test_save_and_load_round_trip_in_fp16(tmp_path):
     blob = torch.load(path, weights_only=True)
     assert all(v.dtype == torch.float16 for k, v in blob["state"].items() if v.is_floating_point() and k != "bins")
     loaded = load_model(path)
-    for (k, a), b in zip(model.state_dict().items(), loaded.state_dict().values()):
+    for (k, a), b in zip(model.state_dict().items(), loaded.state_dict().values(), strict=True):
         if a.is_floating_point():
             assert torch.allclose(a, b, atol=2e-3 * (1 + a.abs().max().item())), k
 

@@ -1,13 +1,22 @@
-"""The batch pipeline: decode ahead in threads, infer in batches, encode and write in threads.
+"""The batch pipeline: decode ahead in threads, infer in batches, render and write in threads.
 
-``BatchPipeline.run`` runs on the caller's thread (the GUI's worker thread, or the CLI's
-main thread) and calls ``on_result`` there, once per photo, in input order.
+``BatchPipeline.run`` runs on the caller's thread (the GUI's worker thread, or the CLI's main
+thread) and calls ``on_started`` when it takes up a photo and ``on_result`` once per photo, in
+input order, both on that thread. The parts: ``DecodeAhead`` (decode_ahead.py) reads photos ahead
+of the model, ``Colorizer.infer_photos`` runs the model with its out-of-memory ladder, and
+``OrderedWrites`` (ordered_writes.py) writes and reports in input order.
 
-Reliability rules: a photo that cannot be read, colorized or written fails alone with a
-one-line reason and the batch goes on; the batch stops (the rest reported as cancelled with
-the reason) only when nothing more can be written (disk full, read-only output). Memory is
-bounded: decoded photos waiting and outputs waiting to be written are limited in number and
-in pixels, and full-resolution work goes in strips.
+Pause and cancel act between photos: no new photo is taken up once either is asked for. A pause
+first finishes the photos already taken up (colorized, written and reported, so none is left
+"working"), then holds until resumed. A cancel stops at once: the model call and the writes already
+running finish (whole: writes are atomic); every other photo is reported as cancelled, and the
+decodes and writes queued for them are cancelled, not run.
+
+Reliability rules: a photo that cannot be read, colorized or written fails alone with a one-line
+reason and the batch goes on; the batch stops (the rest reported as cancelled with the reason)
+only when nothing more can be written (disk full, read-only output). Memory is bounded: decoded
+photos waiting and outputs waiting to be written are limited in number and in pixels, and
+full-resolution work goes in strips.
 """
 
 from __future__ import annotations
@@ -15,23 +24,30 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
 
-from ..color import join_lab, strips
-from ..colorizer import Colorizer, Prepared, ab_rows, ab_source, is_out_of_memory, pack, prepare, reprepare
-from ..imageio import (MAX_PIXELS, DecodedImage, ImageError, OutputUnwritable, clean_partials, decode, encode,
-                       one_line, short_reason, write_error)
-from ..options import MIN_WORK, BatchSummary, ExportOptions, Job, PhotoResult, Preview
+from ..colorizer import Colorizer, Inference, Prepared, ab_rows, ab_source, pack
+from ..imageio import MAX_PIXELS, clean_partials
+from ..messages import one_line, short_reason
+from ..options import BatchSummary, ExportOptions, Job, PhotoResult, Preview
+from .decode_ahead import DecodeAhead, Decoded, decode_photo
+from .ordered_writes import OrderedWrites, WriteOutcome, render_from_source, write_photo
 from .planning import OutputPlanner
 
+__all__ = ["BatchPipeline", "RunControl", "render_from_source"]
+
 log = logging.getLogger(__name__)
+
+POLL_S = 0.1  # how often a wait for a decode looks at pause and cancel from other threads
+
+_Outcome = tuple[PhotoResult, Callable[[], WriteOutcome] | None]  # a photo's result and its write, if any
 
 
 class RunControl:
@@ -61,23 +77,9 @@ class RunControl:
         return not self._running.is_set()
 
     def wait_if_paused(self) -> None:
-        while not self._running.wait(0.1):
+        """Block while paused; returns on resume or cancel."""
+        while not self._running.wait(POLL_S):
             pass
-
-
-@dataclass
-class _Decoded:
-    job: Job
-    out: Path | None
-    image: DecodedImage | None = None
-    prepared: Prepared | None = None
-    ms: float = 0.0
-    error: str | None = None
-    skip: str | None = None
-
-    @property
-    def pixels(self) -> int:
-        return self.prepared.L.size if self.prepared is not None else 0
 
 
 def _preview_from_source(item: Prepared, source: np.ndarray, size: int) -> Preview:
@@ -92,31 +94,51 @@ def _preview_from_source(item: Prepared, source: np.ndarray, size: int) -> Previ
                    cv2.resize(source, dsize, interpolation=interp).reshape(dsize[1], dsize[0], 2))
 
 
-def _to_depth(rgb: np.ndarray, out: np.ndarray) -> None:
-    """Float RGB 0..1 into ``out`` (uint8 or uint16), rounded; ``rgb`` is used as scratch."""
-    top = 65535.0 if out.dtype == np.uint16 else 255.0
-    rgb *= top
-    rgb += 0.5
-    np.clip(rgb, 0, top, out=rgb)
-    out[...] = rgb  # truncates: with the 0.5 above, rounds
+def _result_of(d: Decoded) -> PhotoResult:
+    """A photo's result as far as decoding goes: done so far, or failed, or skipped."""
+    r = PhotoResult(d.job.index, d.job.path, "done", decode_ms=d.ms)
+    if d.image is not None:
+        r.width, r.height = d.image.size
+    if d.error is not None:
+        r.status, r.message = "failed", d.error
+    elif d.skip is not None:
+        r.status, r.message = "skipped", d.skip
+    return r
 
 
-def render_from_source(L: np.ndarray, source: np.ndarray, image: DecodedImage) -> np.ndarray:
-    """The colour photo in the input's bit depth (uint8, or uint16 for 16-bit inputs).
+class _Tally:
+    """Counts reported results into the summary and decides when nothing more can be written."""
 
-    The full-size ab is made strip by strip from ``ab_source``'s output, so memory stays bounded.
-    """
-    H, W = L.shape
-    out = np.empty((H, W, 3), np.uint16 if image.pixels.dtype == np.uint16 else np.uint8)
-    for r0, r1 in strips(H, W):
-        _to_depth(join_lab(L[r0:r1], ab_rows(source, H, r0, r1)), out[r0:r1])
-    return out
+    def __init__(self, summary: BatchSummary, on_result: Callable[[PhotoResult], None] | None) -> None:
+        self.summary = summary
+        self.on_result = on_result
+        self._unwritable = 0  # writes failed in a row for a reason no photo can escape
 
+    def emit(self, result: PhotoResult) -> None:
+        s = self.summary
+        s.results.append(result)
+        if result.status == "done":
+            s.done += 1
+        elif result.status == "failed":
+            s.failed += 1
+        elif result.status == "skipped":
+            s.skipped += 1
+        if self.on_result is not None:
+            self.on_result(result)
 
-def _done_future(value: object) -> Future:
-    f: Future = Future()
-    f.set_result(value)
-    return f
+    def written(self, result: PhotoResult, outcome: WriteOutcome | None) -> None:
+        if outcome is not None:
+            result.encode_ms = outcome.ms
+            if outcome.error:
+                result.status, result.message, result.output = "failed", outcome.error, None
+                self._unwritable = self._unwritable + 1 if outcome.fatal else 0
+                # Nothing can be written: the disk is full or read-only, or no photo was written yet.
+                if outcome.fatal is not None and self._unwritable >= 2 and (
+                        self.summary.done == 0 or outcome.fatal.whole_disk):
+                    self.summary.stopped_reason = self.summary.stopped_reason or f"stopped: {outcome.error}"
+            else:
+                self._unwritable = 0
+        self.emit(result)
 
 
 class BatchPipeline:
@@ -131,6 +153,7 @@ class BatchPipeline:
         max_pixels: photos whose header claims more pixels are refused before decoding.
         max_buffered_pixels: decoded photos waiting for the model, and colorized photos waiting
             to be written, are held up to about this many pixels each (always at least one).
+
     """
 
     def __init__(self, colorizer: Colorizer, export: ExportOptions, *, compare: Colorizer | None = None,
@@ -145,62 +168,14 @@ class BatchPipeline:
         self.max_pixels = max_pixels
         self.max_buffered_pixels = max_buffered_pixels
 
-    def _decode(self, job: Job, out: Path | None, skip: str) -> _Decoded:
-        d = _Decoded(job, out)
-        if skip:
-            d.skip = skip
-            return d
-        t = time.perf_counter()
-        try:
-            d.image = decode(job.path, self.max_pixels)
-            if d.image.is_colour and self.export.colour_inputs == "skip":
-                d.skip = "already in colour"
-            else:
-                d.prepared = prepare(d.image.pixels, self.colorizer.settings.size)
-        except ImageError as err:
-            d.error = str(err)
-        except MemoryError:
-            d.error = "not enough memory to decode this photo"
-        except Exception as err:  # noqa: BLE001 - one odd photo must not end the batch
-            log.debug("decoding %s failed", job.path, exc_info=True)
-            d.error = f"could not read this photo ({short_reason(err)})"
-        if d.error is not None:
-            d.image = d.prepared = None
-        d.ms = 1000 * (time.perf_counter() - t)
-        return d
-
-    def _encode(self, d: _Decoded, source: np.ndarray) -> tuple[float, str | None, OutputUnwritable | None]:
-        """Render and write one photo. Returns (ms, error, the error when no photo can escape it)."""
-        assert d.image is not None and d.prepared is not None and d.out is not None
-        t = time.perf_counter()
-        err_text: str | None = None
-        fatal: OutputUnwritable | None = None
-        try:
-            try:
-                d.out.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as err:
-                raise write_error(err, "the output folder") from None
-            rgb = render_from_source(d.prepared.L, source, d.image)
-            keep = self.export.keep_metadata
-            encode(d.out, rgb, quality=self.export.jpeg_quality, alpha=d.image.alpha,
-                   exif=d.image.exif if keep else None, icc=d.image.icc if keep else None)
-        except OutputUnwritable as err:
-            err_text, fatal = str(err), err
-        except ImageError as err:
-            err_text = str(err)
-        except MemoryError:
-            err_text = "not enough memory to write the output"
-        except Exception as err:  # noqa: BLE001 - one odd photo must not end the batch
-            log.debug("writing %s failed", d.out, exc_info=True)
-            err_text = f"could not write the output ({short_reason(err)})"
-        finally:
-            d.image = d.prepared = None  # the future keeps ``d``: let its pixels go now
-        return 1000 * (time.perf_counter() - t), err_text, fatal
-
     def run(self, jobs: Sequence[Job], on_result: Callable[[PhotoResult], None] | None = None,
-            control: RunControl | None = None) -> BatchSummary:
+            control: RunControl | None = None, on_started: Callable[[Job], None] | None = None) -> BatchSummary:
+        """Colorize ``jobs``; ``on_started(job)`` when a photo is taken up (never for one cancelled before),
+        ``on_result(result)`` once per photo, in input order, after its ``on_started``.
+        """
         control = control or RunControl()
         summary = BatchSummary(total=len(jobs))
+        tally = _Tally(summary, on_result)
         start = time.perf_counter()
         out_dir = Path(self.export.output_dir)
         try:
@@ -209,216 +184,154 @@ class BatchPipeline:
             summary.stopped_reason = f"cannot create the output folder {out_dir}: {err.strerror or err}"
         if summary.stopped_reason is None:
             clean_partials(out_dir)
-        planner = OutputPlanner(self.export, jobs)
-        pending_results: deque[tuple[PhotoResult, Future | None]] = deque()
+
+        def stopping() -> bool:
+            return control.cancelled or summary.stopped_reason is not None
+
         batch_size = self.colorizer.settings.batch_size
-        lookahead = max(2 * batch_size, 4)
-        max_pending_writes = 2 * batch_size + self.encode_workers
         budget = self.max_buffered_pixels
-        fatal_writes = 0
-        building = 0  # pixels of the batch being put together
-
-        def emit(result: PhotoResult) -> None:
-            summary.results.append(result)
-            if result.status == "done":
-                summary.done += 1
-            elif result.status == "failed":
-                summary.failed += 1
-            elif result.status == "skipped":
-                summary.skipped += 1
-            if on_result is not None:
-                on_result(result)
-
-        def writes_waiting() -> tuple[int, int]:
-            futs = [(r, f) for r, f in pending_results if f is not None and not f.done()]
-            return len(futs), sum(r.width * r.height for r, _ in futs)
-
-        def drain(block: bool) -> None:
-            """Report finished photos in input order; ``block``: wait for all of them."""
-            nonlocal fatal_writes
-            while pending_results:
-                result, fut = pending_results[0]
-                if fut is not None:
-                    if not block and not fut.done():
-                        return
-                    ms, err, fatal = fut.result()
-                    result.encode_ms = ms
-                    if err:
-                        result.status, result.message, result.output = "failed", err, None
-                        fatal_writes = fatal_writes + 1 if fatal else 0
-                        # Nothing can be written: the disk is full or read-only, or no photo was written yet.
-                        if fatal is not None and fatal_writes >= 2 and (
-                                summary.done == 0 or fatal.whole_disk):
-                            summary.stopped_reason = summary.stopped_reason or f"stopped: {err}"
-                    else:
-                        fatal_writes = 0
-                pending_results.popleft()
-                emit(result)
-
-        def throttle_writes() -> None:
-            """Wait for the oldest writes while too many photos (or pixels) wait to be written."""
-            while pending_results:
-                n, px = writes_waiting()
-                if n <= 1 or (n <= max_pending_writes and px <= budget):
-                    return
-                head = next(f for _, f in pending_results if f is not None and not f.done())
-                head.result()
-                drain(block=False)
-
-        with ThreadPoolExecutor(self.decode_workers, thread_name_prefix="decode") as dec_pool, \
-                ThreadPoolExecutor(self.encode_workers, thread_name_prefix="encode") as enc_pool:
-            queue: deque[Future[_Decoded]] = deque()
-            next_job = 0
-
-            def buffered() -> int:
-                return building + sum(f.result().pixels for f in queue if f.done())
-
-            def fill() -> None:
-                nonlocal next_job
-                while next_job < len(jobs) and len(queue) < lookahead and not control.cancelled \
-                        and summary.stopped_reason is None and (not queue or buffered() < budget):
-                    job = jobs[next_job]
-                    try:
-                        out, skip = planner.plan(job)
-                    except (OSError, ValueError) as err:
-                        queue.append(_done_future(_Decoded(job, None, error="cannot choose an output name "
-                                                           f"({one_line(str(err), 120)})")))
-                    else:
-                        queue.append(dec_pool.submit(self._decode, job, out, skip))
-                    next_job += 1
-
-            fill()
-            while queue:
-                control.wait_if_paused()
-                if control.cancelled or summary.stopped_reason is not None:
+        start_decode = partial(self._start_decode, OutputPlanner(self.export, jobs))
+        rest: list[Job] = []
+        with DecodeAhead(jobs, start_decode, workers=self.decode_workers, lookahead=max(2 * batch_size, 4),
+                         max_pixels=budget) as ahead, \
+                ThreadPoolExecutor(self.encode_workers, thread_name_prefix="encode") as encode_pool:
+            writes = OrderedWrites(encode_pool, tally.written, max_waiting=2 * batch_size + self.encode_workers,
+                                   max_pixels=budget)
+            while ahead and not stopping():
+                if control.paused:
+                    writes.finish()  # the photos taken up are reported before holding: none stays "working"
+                    control.wait_if_paused()
+                    continue
+                taken = self._take_batch(ahead, writes, control, summary, on_started)
+                if stopping():
+                    self._drop(taken, writes, summary.stopped_reason or "cancelled before it was colorized")
                     break
-                batch: list[_Decoded] = []
-                entries: list[tuple[PhotoResult, Future | None] | None] = []  # None: a photo of ``batch``
-                building = 0
-                while queue and len(batch) < batch_size and (not batch or building < budget // 2):
-                    d = queue.popleft().result()
-                    building += d.pixels
-                    fill()
-                    base = PhotoResult(d.job.index, d.job.path, "done", decode_ms=d.ms)
-                    if d.image is not None:
-                        base.width, base.height = d.image.size
-                    if d.error is not None:
-                        base.status, base.message = "failed", d.error
-                        entries.append((base, None))
-                    elif d.skip is not None:
-                        base.status, base.message = "skipped", d.skip
-                        entries.append((base, None))
-                    else:
-                        batch.append(d)
-                        entries.append(None)
-                done_batch = iter(self._infer_batch(batch, summary, enc_pool) if batch else [])
-                pending_results.extend(e if e is not None else next(done_batch) for e in entries)
-                building = 0
-                drain(block=False)
-                throttle_writes()
-                fill()
-            drain(block=True)
-            cancelled_jobs = [f.result().job for f in queue] + list(jobs[next_job:])
-            for f in queue:
-                f.cancel()
-        if control.cancelled or summary.stopped_reason is not None:
-            summary.cancelled = control.cancelled
-            for job in cancelled_jobs:
-                emit(PhotoResult(job.index, job.path, "cancelled",
-                                 summary.stopped_reason or "cancelled before it started"))
+                self._colorize(taken, writes, summary)
+                ahead.release_taken()
+                writes.throttle(stop=stopping)
+            if stopping():
+                rest = ahead.cancel_rest()  # at once: queued decodes are cancelled, not waited for
+                writes.cancel_waiting(summary.stopped_reason or "cancelled before it was written")
+            writes.finish()
+            for job in rest:
+                tally.emit(PhotoResult(job.index, job.path, "cancelled",
+                                       summary.stopped_reason or "cancelled before it started"))
+        summary.cancelled = control.cancelled
         summary.wall_s = time.perf_counter() - start
         return summary
 
-    def _infer_batch(self, batch: list[_Decoded], summary: BatchSummary,
-                     enc_pool: ThreadPoolExecutor) -> list[tuple[PhotoResult, Future | None]]:
-        """Colorize one batch; returns each photo's result (and its write, if any), in batch order."""
-        pending: list[tuple[PhotoResult, Future | None]] = []
-        items = [d.prepared for d in batch if d.prepared is not None]
-        notes = [""] * len(batch)
-        canvas = pack(items)
-        t = time.perf_counter()
-        splits = self.colorizer.oom_splits
-        ab_list: list[np.ndarray | None]
-        ab_half: np.ndarray | None = None  # stays None when the batch had to be rescued photo by photo
+    def _start_decode(self, planner: OutputPlanner, job: Job) -> Callable[[], Decoded]:
+        """Plan ``job``'s output (here, in input order) and return its decode, for a decode thread."""
         try:
-            ab_half = self.colorizer.infer(canvas)
-            ab_list = [ab_half[i] for i in range(len(batch))]
-            if self.colorizer.oom_splits != splits:
-                notes = [f"out of memory {self.colorizer.where}: colorized in smaller batches"] * len(batch)
+            out, skip = planner.plan(job)
+        except (OSError, ValueError) as err:
+            failed = Decoded(job, None, error=f"cannot choose an output name ({one_line(str(err), 120)})")
+            return lambda: failed
+        return partial(decode_photo, job, out, skip, size=self.colorizer.settings.size, max_pixels=self.max_pixels,
+                       skip_colour=self.export.colour_inputs == "skip")
+
+    def _take_batch(self, ahead: DecodeAhead, writes: OrderedWrites, control: RunControl, summary: BatchSummary,
+                    on_started: Callable[[Job], None] | None) -> list[Decoded]:
+        """The photos for the next model call, taken up one by one (with the failed and skipped among them).
+
+        Stops early, between two photos, on pause, cancel or a stop.
+        """
+        taken: list[Decoded] = []
+        n = pixels = 0
+        while ahead and n < self.colorizer.settings.batch_size and (not n or pixels < self.max_buffered_pixels // 2):
+            if not self._wait_for_next(ahead, writes, control, summary):
+                break
+            d = ahead.take()
+            if on_started is not None:
+                on_started(d.job)
+            taken.append(d)
+            if d.prepared is not None:
+                n += 1
+                pixels += d.pixels
+        return taken
+
+    @staticmethod
+    def _wait_for_next(ahead: DecodeAhead, writes: OrderedWrites, control: RunControl, summary: BatchSummary) -> bool:
+        """Wait for the next photo's decode, reporting finished writes meanwhile; False on pause, cancel or stop."""
+        head = ahead.head()
+        while True:
+            writes.report_finished()
+            if control.paused or control.cancelled or summary.stopped_reason is not None:
+                return False
+            if head.done():
+                return True
+            pending: list[Future[Any]] = [head, *writes.unfinished()]
+            wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+
+    @staticmethod
+    def _drop(taken: list[Decoded], writes: OrderedWrites, reason: str) -> None:
+        """Report photos taken up but not colorized: cancelled (the failed and skipped keep their result)."""
+        for d in taken:
+            if d.prepared is None:
+                writes.add(_result_of(d))
+            else:
+                writes.add(PhotoResult(d.job.index, d.job.path, "cancelled", reason))
+
+    def _colorize(self, taken: list[Decoded], writes: OrderedWrites, summary: BatchSummary) -> None:
+        """One model call for the photos taken up; each photo's result (and write) queued in input order."""
+        batch = [d for d in taken if d.prepared is not None]
+        inferred = iter(self._infer(batch, summary) if batch else [])
+        for d in taken:
+            if d.prepared is None:
+                writes.add(_result_of(d))
+            else:
+                writes.add(*next(inferred))
+
+    def _infer(self, batch: list[Decoded], summary: BatchSummary) -> list[_Outcome]:
+        """Colorize one batch; each photo's result and its write (None: nothing to write), in batch order."""
+        items = [d.prepared for d in batch if d.prepared is not None]
+        t = time.perf_counter()
+        try:
+            inferred = self.colorizer.infer_photos(items)
         except Exception as err:  # noqa: BLE001 - one bad batch must not end the run
-            if not is_out_of_memory(err):
-                log.debug("inference failed", exc_info=True)
-                reason = f"colorization failed: {short_reason(err, 160)}"
-                for d in batch:
-                    pending.append((PhotoResult(d.job.index, d.job.path, "failed", reason, decode_ms=d.ms), None))
-                return pending
-            self.colorizer.free_memory()
-            ab_list = []
-            for i, d in enumerate(batch):
-                ab, item, note = self._rescue(d)
-                ab_list.append(ab)
-                if item is not None:
-                    items[i] = item
-                notes[i] = note
+            log.warning("colorization failed", exc_info=True)
+            reason = f"colorization failed: {short_reason(err, 160)}"
+            return [(self._failed(d, reason), None) for d in batch]
         infer_s = time.perf_counter() - t
         summary.infer_s += infer_s
-        compare_ms = diff = None
-        if self.compare is not None and ab_half is not None:
-            try:
-                t = time.perf_counter()
-                other = self.compare.infer(canvas)
-                c_s = time.perf_counter() - t
-                summary.compare_infer_s += c_s
-                compare_ms = 1000 * c_s / len(batch)
-                diff = float(np.abs(other - ab_half).max())
-                summary.max_abs_diff = diff if summary.max_abs_diff is None else max(summary.max_abs_diff, diff)
-            except Exception:  # noqa: BLE001 - the comparison is a measurement, never a reason to fail a photo
-                log.debug("the comparison engine failed", exc_info=True)
-        for i, d in enumerate(batch):
-            assert d.prepared is not None and d.image is not None
-            ab = ab_list[i]
-            if ab is None:
-                pending.append((PhotoResult(d.job.index, d.job.path, "failed", notes[i], decode_ms=d.ms,
-                                            width=d.image.size[0], height=d.image.size[1]), None))
+        compare_ms, diff = self._compare(items, inferred, summary)
+        out: list[_Outcome] = []
+        for d, inf in zip(batch, inferred, strict=True):
+            assert d.prepared is not None
+            if inf.note:
+                log.info("%s: %s", d.job.path.name, inf.note)
+            if inf.ab is None:
+                out.append((self._failed(d, inf.note), None))
                 continue
-            source = ab_source(ab, items[i])
-            res = PhotoResult(d.job.index, d.job.path, "done", notes[i], output=d.out, decode_ms=d.ms,
-                              infer_ms=1000 * infer_s / len(batch), compare_infer_ms=compare_ms, max_abs_diff=diff)
-            res.width, res.height = d.image.size
+            source = ab_source(inf.ab, inf.item)
+            res = _result_of(d)
+            res.message, res.output = inf.note, d.out
+            res.infer_ms, res.compare_infer_ms, res.max_abs_diff = 1000 * infer_s / len(batch), compare_ms, diff
             if self.preview_size > 0:
                 res.preview = _preview_from_source(d.prepared, source, self.preview_size)
-            pending.append((res, enc_pool.submit(self._encode, d, source)))
-        return pending
+            out.append((res, partial(write_photo, d, source, self.export)))
+        return out
 
-    def _rescue(self, d: _Decoded) -> tuple[np.ndarray | None, Prepared | None, str]:
-        """One photo the device had no memory for: (half-size ab, the item it was made from, note).
+    @staticmethod
+    def _failed(d: Decoded, reason: str) -> PhotoResult:
+        r = _result_of(d)
+        r.status, r.message = "failed", reason
+        return r
 
-        Tried in turn: the photo alone (``infer`` already split the batch), a smaller working size,
-        then the CPU. Never the grey input passed off as colour: (None, None, reason) if all fail.
-        """
-        c = self.colorizer
-        assert d.prepared is not None
-        where = c.where
-        attempts: list[tuple[str, Prepared, Callable[[np.ndarray], np.ndarray]]] = [
-            ("", d.prepared, c.infer)]
-        size = max(d.prepared.small.shape)
-        if size // 2 >= MIN_WORK:
-            attempts.append((f"colorized at working size {size // 2}", reprepare(d.prepared, size // 2), c.infer))
-        if not c.on_cpu:
-            attempts.append(("colorized on the CPU", d.prepared, c.infer_on_cpu))
-        last: BaseException | None = None
-        for note, item, infer in attempts:
-            try:
-                ab = infer(pack([item]))[0]
-            except Exception as err:  # noqa: BLE001
-                last = err
-                if not is_out_of_memory(err):
-                    break
-                c.free_memory()
-                continue
-            log.info("%s: out of memory %s, %s", d.job.path.name, where, note or "retried alone")
-            return ab, item, f"out of memory {where}: {note or 'colorized alone'}"
-        assert last is not None  # every attempt failed
-        if not is_out_of_memory(last):
-            return None, None, f"colorization failed after running out of memory {where}: {short_reason(last)}"
-        return None, None, f"colorization failed: out of memory {where} ({short_reason(last)})"
+    def _compare(self, items: list[Prepared], inferred: list[Inference],
+                 summary: BatchSummary) -> tuple[float | None, float | None]:
+        """The comparison engine on the same batch: (its ms per photo, the largest ab difference)."""
+        ours = [i.ab for i in inferred if i.batched and i.ab is not None]
+        if self.compare is None or len(ours) != len(items):
+            return None, None  # rescued photo by photo: nothing comparable
+        try:
+            t = time.perf_counter()
+            other = self.compare.infer(pack(items))
+            c_s = time.perf_counter() - t
+            diff = float(np.abs(other - np.stack(ours)).max())
+        except Exception:  # noqa: BLE001 - the comparison is a measurement, never a reason to fail a photo
+            log.warning("the comparison engine failed", exc_info=True)
+            return None, None
+        summary.compare_infer_s += c_s
+        summary.max_abs_diff = diff if summary.max_abs_diff is None else max(summary.max_abs_diff, diff)
+        return 1000 * c_s / len(items), diff

@@ -16,11 +16,11 @@ import numpy as np
 
 from ..color import colourfulness, grey_rgb, join_lab, psnr, rgb_to_lab, to_uint8
 from ..colorizer import Colorizer, prepare
-from .dataset import TUNING_FRACTION, find_photos, split_of
 from ..imageio import ImageError, decode
 from ..model import ModelConfig
 from ..options import ColorizeSettings
 from ..weights import load_model
+from .dataset import TUNING_FRACTION, find_photos, split_of
 
 
 @dataclass(frozen=True)

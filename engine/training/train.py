@@ -11,9 +11,7 @@ import copy
 import json
 import logging
 import math
-import os
 import queue
-import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -25,10 +23,11 @@ import torch
 import torch.nn.functional as F
 
 from .. import color
-from .dataset import PhotoSet, fixed_batch, load_photos, make_batch
-from ..encoder import load_imagenet_lite0
+from ..atomic import atomic_write, write_text
 from ..model import CVUNet, ModelConfig, init_encoder_from_imagenet
-from ..weights import load_model, save_weights, weights_meta
+from ..progress import ProgressBar
+from ..weights import load_imagenet_lite0, load_model, save_weights, weights_meta
+from .dataset import PhotoSet, fixed_batch, load_photos, make_batch
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +253,8 @@ def build_model(s: TrainSettings, train: PhotoSet) -> tuple[CVUNet, np.ndarray]:
     rng = np.random.default_rng(s.seed)
     samples = []
     for img in train.images:
-        small = color.rgb_to_lab(np.ascontiguousarray(img[:: max(1, img.shape[0] // 96), :: max(1, img.shape[1] // 96)]))
+        step_y, step_x = max(1, img.shape[0] // 96), max(1, img.shape[1] // 96)
+        small = color.rgb_to_lab(np.ascontiguousarray(img[::step_y, ::step_x]))
         samples.append(small[..., 1:].reshape(-1, 2))
     ab = np.concatenate(samples)
     if s.init is not None:
@@ -317,15 +317,15 @@ def train(s: TrainSettings) -> dict[str, Any]:
     budget = s.max_minutes * 60 if s.max_minutes is not None else None
 
     def save_checkpoint() -> None:
-        tmp = ckpt_path.with_suffix(".tmp")
         extra = {"average": average.shadow, "average_updates": average.updates} if average is not None else {}
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, **extra,
-                    "elapsed": elapsed_before + time.monotonic() - t0, "history": json.dumps(history),
-                    "torch_rng": torch.get_rng_state(), "settings": json.dumps(asdict(s), default=str),
-                    **({"best": json.dumps(best)} if best is not None else {})}, tmp)
-        os.replace(tmp, ckpt_path)
+        with atomic_write(ckpt_path) as f:
+            torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, **extra,
+                        "elapsed": elapsed_before + time.monotonic() - t0, "history": json.dumps(history),
+                        "torch_rng": torch.get_rng_state(), "settings": json.dumps(asdict(s), default=str),
+                        **({"best": json.dumps(best)} if best is not None else {})}, f)
 
     first_step = step
+    bar = ProgressBar(s.steps, unit="it", every=25, first=first_step)
     prefetch = BatchPrefetcher(train_set, s, step)
     stopped_by_budget = False
     ema: dict[str, float] = {}
@@ -352,7 +352,8 @@ def train(s: TrainSettings) -> dict[str, Any]:
             step += 1
             for k, v in parts.items():
                 ema[k] = v if k not in ema else 0.98 * ema[k] + 0.02 * v
-            _progress(step, first_step, s.steps, time.monotonic() - t0, ema, budget)
+            bar.update(step, " ".join(f"{k} {v:.3f}" for k, v in ema.items()),
+                       None if budget is None else max(0.0, budget - (time.monotonic() - t0)))
             if step % s.val_every == 0 or step == s.steps:
                 snapshot = average.averaged(model) if average is not None else model.eval()
                 minutes = round((elapsed_before + time.monotonic() - t0) / 60, 2)
@@ -364,15 +365,15 @@ def train(s: TrainSettings) -> dict[str, Any]:
                     row.update({"tuning_gain_db": round(score, 3), "tuning_chroma_gain": gain})
                     if best is None or score > best["score"]:
                         best = {"score": score, "step": step}
-                        torch.save(snapshot.state_dict(), best_path.with_suffix(".tmp"))
-                        os.replace(best_path.with_suffix(".tmp"), best_path)
+                        with atomic_write(best_path) as f:
+                            torch.save(snapshot.state_dict(), f)
                 history.append(row)
                 log.info("step %d %s", step, row)
                 save_checkpoint()
     finally:
         prefetch.close()
     save_checkpoint()
-    sys.stderr.write("\n")
+    bar.close(keep=True)
 
     selected = int(best["step"]) if best is not None else step
     if best is not None:
@@ -444,7 +445,7 @@ def _stage_line(card: dict[str, Any]) -> str:
 
 
 def write_model_card(card: dict[str, Any], weights: Path) -> None:
-    weights.with_suffix(".json").write_text(json.dumps(card, indent=2))
+    write_text(weights.with_suffix(".json"), json.dumps(card, indent=2))
     v = card.get("validation_256px_centre_crops", {})
     lines = [
         f"# {card['name']}", "",
@@ -470,18 +471,4 @@ def write_model_card(card: dict[str, Any], weights: Path) -> None:
     lines += ["", "Training stages, first to last (each started from the one before with `--init`):", ""]
     for i, c in enumerate(reversed(stages), 1):
         lines.append(f"{i}. {_stage_line(c)}")
-    weights.with_suffix(".md").write_text("\n".join(lines) + "\n")
-
-
-def _progress(step: int, first: int, total: int, secs: float, ema: dict[str, float], budget: float | None) -> None:
-    rate = (step - first) / secs if secs > 0 else 0.0
-    left = (total - step) / rate if rate else 0.0
-    if budget is not None:
-        left = min(left, max(0.0, budget - secs))
-    width = 30
-    fill = int(width * step / total)
-    msg = (f"\r[{'#' * fill}{'.' * (width - fill)}] {step}/{total} {rate:.2f} it/s ETA {left / 60:5.1f} min "
-           + " ".join(f"{k} {v:.3f}" for k, v in ema.items()))
-    if sys.stderr.isatty() or step % 25 == 0:
-        sys.stderr.write(msg if sys.stderr.isatty() else msg[1:] + "\n")
-        sys.stderr.flush()
+    write_text(weights.with_suffix(".md"), "\n".join(lines) + "\n")

@@ -1,0 +1,208 @@
+"""The batch pipeline's parts and their timing: ordered writes under slow disks, cancel and pause
+between photos, and the image_started event.
+
+No wall clock: slowness is made with gates (events the test opens) and the assertions are on what
+was started, written and reported.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Executor, Future
+from dataclasses import replace
+
+import pytest
+from helpers import random_model, write_grey
+
+import engine.batch.decode_ahead as decode_ahead
+import engine.batch.ordered_writes as ordered_writes
+from engine.batch.inputs import collect_inputs
+from engine.batch.ordered_writes import OrderedWrites, WriteOutcome
+from engine.batch.pipeline import BatchPipeline, RunControl
+from engine.colorizer import Colorizer
+from engine.options import ColorizeSettings, ExportOptions, PhotoResult
+
+
+@pytest.fixture(scope="module")
+def colorizer():
+    return Colorizer.create(ColorizeSettings(device="cpu", size=64, batch_size=3), model=random_model())
+
+
+def with_batch(c: Colorizer, batch_size: int) -> Colorizer:
+    return Colorizer(c.runtime, replace(c.settings, batch_size=batch_size), c.model)
+
+
+def photos(root, n, size=(40, 48)):
+    for i in range(n):
+        write_grey(root / f"p{i:02d}.png", size[0], size[1], i)
+    return collect_inputs([root])[0]
+
+
+# -- ordered writes --------------------------------------------------------------------------------------
+
+
+class FinishesWhenLookedAt(Future):
+    """A write that is still running when first looked at, and finishes right after that look.
+
+    This is the old race made deterministic: the pipeline counted the unfinished writes, the writes
+    finished, then it asked for the first unfinished one with ``next(...)`` and got StopIteration.
+    """
+
+    def __init__(self, work):
+        super().__init__()
+        self.work = work
+
+    def done(self) -> bool:
+        if super().done():
+            return True
+        self.set_result(self.work())  # finishes between this look and the next
+        return False
+
+
+class WritesFinishingWhenLookedAt(Executor):
+    def submit(self, fn, /, *args, **kwargs):
+        return FinishesWhenLookedAt(lambda: fn(*args, **kwargs))
+
+
+def test_writes_finishing_between_two_looks_are_reported_never_raised():
+    reported = []
+    writes = OrderedWrites(WritesFinishingWhenLookedAt(), lambda r, o: reported.append((r.index, o)),
+                           max_waiting=1, max_pixels=10**9)
+    for i in range(4):
+        writes.add(PhotoResult(i, None, "done", width=10, height=10), lambda i=i: WriteOutcome(float(i)))
+    writes.throttle()  # the old throttle_writes raised StopIteration here
+    writes.finish()
+    assert [i for i, _ in reported] == [0, 1, 2, 3]
+    assert [o.ms for _, o in reported] == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_slow_writes_hold_the_model_back_and_every_photo_is_reported_in_order(colorizer, tmp_path, monkeypatch):
+    jobs = photos(tmp_path / "in", 9)
+    real_encode = ordered_writes.encode
+    written = []
+
+    def slow_encode(final, *a, **kw):
+        time.sleep(0.03)  # a slow disk: the model is much faster than the writes (no time is asserted)
+        real_encode(final, *a, **kw)
+        written.append(final)
+
+    c = with_batch(colorizer, 1)
+    real_infer = c.infer_photos
+    ahead = []  # at each model call: photos coloured so far minus photos written
+
+    def counting_infer(items):
+        ahead.append(len(ahead) - len(written))
+        return real_infer(items)
+
+    monkeypatch.setattr(ordered_writes, "encode", slow_encode)
+    monkeypatch.setattr(c, "infer_photos", counting_infer)
+    results = []
+    summary = BatchPipeline(c, ExportOptions(tmp_path / "out"), encode_workers=1).run(jobs, on_result=results.append)
+    assert summary.done == 9 and [r.index for r in results] == list(range(9))
+    # The model never ran further ahead of the disk than the writes allowed to wait (2 x batch + writers).
+    assert max(ahead) <= 2 * 1 + 1
+    assert max(ahead) >= 1  # ...and the writes really were the slow part
+
+
+# -- cancel, pause, image_started ------------------------------------------------------------------------
+
+
+def test_cancel_drops_queued_decodes_without_running_them(colorizer, tmp_path, monkeypatch):
+    jobs = photos(tmp_path / "in", 10)
+    real_decode = decode_ahead.decode
+    decoded = []
+    gate = threading.Event()  # photo 1's decode runs until the test lets it finish
+
+    def slow_decode(path, *a, **kw):
+        decoded.append(path.name)
+        if path.name == "p01.png":
+            gate.wait(10)
+        return real_decode(path, *a, **kw)
+
+    monkeypatch.setattr(decode_ahead, "decode", slow_decode)
+    control = RunControl()
+    results = []
+
+    def on_result(r):
+        results.append(r)
+        if r.index == 0:
+            control.cancel()  # while photo 1 is still decoding and photos 2..4 wait for a decoder
+        if r.status == "cancelled":
+            gate.set()
+
+    pipeline = BatchPipeline(with_batch(colorizer, 1), ExportOptions(tmp_path / "out"), decode_workers=1)
+    summary = pipeline.run(jobs, on_result=on_result, control=control)
+    assert summary.cancelled and summary.done == 1
+    assert [r.status for r in results] == ["done"] + ["cancelled"] * 9
+    assert [r.index for r in results] == list(range(10))
+    # Only the decode that was running when cancel came was finished; the queued ones never ran.
+    assert decoded == ["p00.png", "p01.png"]
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["p00.png"]
+
+
+def test_cancel_from_another_thread_stops_within_one_photo(colorizer, tmp_path, monkeypatch):
+    jobs = photos(tmp_path / "in", 8)
+    c = with_batch(colorizer, 1)
+    real_infer = c.infer_photos
+    colored = []
+    control = RunControl()
+
+    def infer_then_cancel(items):
+        out = real_infer(items)
+        colored.append(len(items))
+        if len(colored) == 2:  # the GUI's Cancel button, pressed during the second photo's model call
+            button = threading.Thread(target=control.cancel)
+            button.start()
+            button.join()
+        return out
+
+    monkeypatch.setattr(c, "infer_photos", infer_then_cancel)
+    summary = BatchPipeline(c, ExportOptions(tmp_path / "out")).run(jobs, control=control)
+    statuses = [r.status for r in summary.results]
+    assert summary.cancelled
+    # No photo is taken up after the cancel; the one just colorized is written if its write had started.
+    assert len(colored) == 2 and summary.done in (1, 2)
+    assert statuses == ["done"] * summary.done + ["cancelled"] * (8 - summary.done)
+
+
+def test_pause_between_photos_reports_the_photos_taken_up_before_holding(colorizer, tmp_path):
+    jobs = photos(tmp_path / "in", 7)
+    events = []
+
+    class Control(RunControl):
+        def wait_if_paused(self):
+            events.append("held")
+            self.resume()  # the user resumes; the batch goes on
+
+    control = Control()
+
+    def on_started(job):
+        events.append(("started", job.index))
+        if job.index == 1:
+            control.pause()  # in the middle of a batch of 3
+
+    summary = BatchPipeline(colorizer, ExportOptions(tmp_path / "out")).run(
+        jobs, on_result=lambda r: events.append((r.status, r.index)), control=control, on_started=on_started)
+    assert summary.done == 7
+    held = events.index("held")
+    # Photo 2 was not taken up; photos 0 and 1 were colorized, written and reported before the hold.
+    assert events[:held] == [("started", 0), ("started", 1), ("done", 0), ("done", 1)]
+    assert events.count("held") == 1
+
+
+def test_image_started_comes_once_per_photo_before_its_result_in_input_order(colorizer, tmp_path):
+    src = tmp_path / "in"
+    photos(src, 5)
+    (src / "p02b.jpg").write_bytes(b"\xff\xd8\xff\xe0 not a jpeg")
+    jobs, _ = collect_inputs([src])
+    events = []
+    summary = BatchPipeline(colorizer, ExportOptions(tmp_path / "out")).run(
+        jobs, on_result=lambda r: events.append(("result", r.index)),
+        on_started=lambda job: events.append(("started", job.index)))
+    assert summary.done == 5 and summary.failed == 1
+    started = [i for kind, i in events if kind == "started"]
+    assert started == list(range(6))  # the broken photo too: it was taken up, then failed
+    assert [i for kind, i in events if kind == "result"] == list(range(6))
+    for i in range(6):
+        assert events.index(("started", i)) < events.index(("result", i))
