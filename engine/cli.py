@@ -56,7 +56,7 @@ def _colorize(args: argparse.Namespace) -> int:
                                     weights=args.weights).validated()
         export = ExportOptions(output_dir=args.output, format=args.format, jpeg_quality=args.quality,
                                if_exists="skip" if args.skip_existing else "new_name",
-                               colour_inputs=args.colour_inputs).validated()
+                               colour_inputs=args.colour_inputs, strength=args.strength).validated()
     except ValueError as err:
         raise UsageError(str(err)) from None
     warnings.simplefilter("ignore")  # library warnings mean nothing to the user; failures are reported per photo
@@ -121,9 +121,16 @@ def _train(args: argparse.Namespace) -> int:
                       reg_beta=args.reg_beta, rebalance=args.rebalance, ema_decay=args.ema_decay,
                       tune_fraction=args.tune_fraction, colour_target=args.colour_target,
                       encoder_lr_scale=args.encoder_lr_scale, crop_min=args.crop_min,
-                      gamma_jitter=args.gamma_jitter)
+                      gamma_jitter=args.gamma_jitter, balance_groups=args.balance_groups,
+                      extra_data=args.extra, extra_share=args.extra_share, hint_channels=args.hint_channels,
+                      hint_p_none=args.hint_p_none, hint_geometric_p=args.hint_geometric_p,
+                      first_trained_block=args.first_trained_block, autocast="bf16" if args.bf16 else args.autocast)
     if not args.data.is_dir():
         raise UsageError(f"{args.data} is not a folder")
+    if args.extra is not None and not args.extra.is_dir():
+        raise UsageError(f"--extra {args.extra} is not a folder")
+    if not 0.0 < args.extra_share < 1.0:
+        raise UsageError(f"--extra-share {args.extra_share}: must be between 0 and 1")
     card = train(s)
     print(f"trained {card['steps']} steps in {card['minutes']} min -> {args.out}")
     return 0
@@ -147,7 +154,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     return run_evaluate(EvalSettings(folder=args.folder, split=args.split, size=args.size,
                                      weights=args.weights, json_path=args.json, markdown_path=args.markdown,
                                      examples_dir=args.examples, examples=args.n_examples,
-                                     chroma_gain=args.chroma_gain, against=args.against))
+                                     chroma_gain=args.chroma_gain, against=args.against,
+                                     hints=tuple(args.hints or ())))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -172,6 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--skip-existing", action="store_true", help="skip photos whose output exists (resume)")
     c.add_argument("--colour-inputs", choices=("colorize", "skip"), default="colorize",
                    help="photos already in colour: colorize from their luminance, or skip")
+    c.add_argument("--strength", type=float, default=1.0, metavar="S",
+                   help="colour strength, 0 to 2: 1.0 = the model's own colour; 0 = grey")
     c.add_argument("--compile", action="store_true", help="torch.compile the optimized runtime")
     c.add_argument("--weights", type=Path)
     c.add_argument("--ray", metavar="ADDRESS", help="run on Ray: 'local' (this machine), 'auto' or ray://host:10001 "
@@ -215,6 +225,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with tuning photos: share of the originals' colourfulness the read-out must keep")
     t.add_argument("--crop-min", type=float, default=0.3, help="smallest crop, as a share of the shorter side")
     t.add_argument("--gamma-jitter", type=float, default=0.0, help="log-gamma jitter on L (e.g. 0.2)")
+    t.add_argument("--balance-groups", action="store_true",
+                   help="draw photos by MANIFEST group (sqrt of size; the one-source ifct food set at most 15%%)")
+    t.add_argument("--extra", type=Path, metavar="DIR",
+                   help="more training photos (e.g. the cut-outs), drawn at their own share")
+    t.add_argument("--extra-share", type=float, default=0.1, metavar="F", help="the --extra photos' share of samples")
+    t.add_argument("--hint-channels", type=int, choices=(0, 3), default=0,
+                   help="3: a model that also reads colour hints (drawn from each crop's colours in training)")
+    t.add_argument("--hint-p-none", type=float, default=0.5, metavar="P", help="share of crops trained without hints")
+    t.add_argument("--hint-geometric-p", type=float, default=1 / 8, metavar="P",
+                   help="otherwise a geometric number of hint points, mean 1/P")
+    t.add_argument("--first-trained-block", type=int, default=5, metavar="N",
+                   help="encoder blocks from N on are fine-tuned (earlier ones stay as ImageNet made them)")
+    t.add_argument("--autocast", choices=("none", "bf16"), default="none",
+                   help="bf16: the forward under CPU bf16 autocast (only where the CPU has native bf16)")
+    t.add_argument("--bf16", action="store_true", help="same as --autocast bf16")
     t.set_defaults(func=_train)
 
     e = sub.add_parser("evaluate", help="quality report on a folder of colour photos", parents=[common])
@@ -229,6 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--chroma-gain", type=float, help="instead of the model's own (to see the trade-off)")
     e.add_argument("--against", type=Path, metavar="WEIGHTS",
                    help="compare with another weights file photo by photo (e.g. before and after fine-tuning)")
+    e.add_argument("--hints", type=int, nargs="+", metavar="N",
+                   help="also colour with N simulated colour hints per photo (e.g. 0 1 5 10 50): the curve")
     e.set_defaults(func=_evaluate)
     return p
 

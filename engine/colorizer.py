@@ -10,6 +10,9 @@ megapixels needs little memory beyond its own pixels.
 Out of memory on the device: ``Colorizer.infer_photos`` holds the whole ladder. The batch is split
 in halves (``infer``), then each photo is tried alone, at half its working size, and on the CPU;
 a photo that fails all of them is reported, never passed off as colour.
+
+Colour hints (a hinted model only): points relative to the upright photo (``engine.hints.Hint``),
+made into a hint map at each photo's working size, top-left on the canvas like its L.
 """
 
 from __future__ import annotations
@@ -17,15 +20,16 @@ from __future__ import annotations
 import gc
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
 import torch
 
-from .color import join_lab, lightness, to_uint8
+from .color import join_lab, lab_to_rgb, lightness, to_uint8
 from .devices import best_precision, resolve_device
+from .hints import HINT_CHANNELS, Hint, fit_chroma, hint_map
 from .messages import short_reason
 from .model import MULTIPLE, CVUNet
 from .options import MIN_WORK, ColorizeSettings
@@ -101,6 +105,23 @@ def pack(items: list[Prepared]) -> np.ndarray:
     return batch
 
 
+def pack_hints(items: list[Prepared], hints: Sequence[Sequence[Hint]] | None) -> np.ndarray | None:
+    """N x 3 x H x W hint maps on ``pack``'s canvas (each at its photo's working size, top-left, zero in the
+    padding), or None when no photo has a hint.
+    """
+    if hints is None or not any(hints):
+        return None
+    if len(hints) != len(items):
+        raise ValueError(f"{len(hints)} hint lists for {len(items)} photos")
+    H = padded(max(p.small.shape[0] for p in items))
+    W = padded(max(p.small.shape[1] for p in items))
+    out = np.zeros((len(items), HINT_CHANNELS, H, W), np.float32)
+    for i, (p, points) in enumerate(zip(items, hints, strict=True)):
+        h, w = p.small.shape
+        out[i, :, :h, :w] = hint_map(points, h, w, L=p.small)
+    return out
+
+
 def ab_source(ab_half: np.ndarray, item: Prepared) -> np.ndarray:
     """The network's half-size ab for one photo, cropped and resized to full width: h' x W x 2.
 
@@ -151,6 +172,9 @@ class Inference:
     batched: bool = True
 
 
+Hints = Sequence[Sequence[Hint]]  # one sequence of hints per photo
+
+
 class Colorizer:
     """The numpy-facing engine: build once with ``create``, then ``colorize`` many photos."""
 
@@ -177,19 +201,33 @@ class Colorizer:
     def description(self) -> str:
         return f"{self.runtime.name} {self.runtime.precision} on {self.runtime.device.type}"
 
-    def infer(self, canvas: np.ndarray) -> np.ndarray:
-        """The network on a packed canvas (N x 1 x H x W) -> half-size ab (N x 2 x H/2 x W/2).
+    @property
+    def takes_hints(self) -> bool:
+        """Whether the model reads colour hints (weights trained with ``--hint-channels 3``)."""
+        return self.model.config.hint_channels > 0
+
+    def check_hints(self, hints: Hints | None) -> None:
+        if hints is not None and any(hints) and not self.takes_hints:
+            raise ValueError("these weights take no colour hints: colorize without hints, or use weights "
+                             "trained with --hint-channels 3")
+
+    def infer(self, canvas: np.ndarray, hints: np.ndarray | None = None) -> np.ndarray:
+        """The network on a packed canvas (N x 1 x H x W; hint maps N x 3 x H x W) -> half-size ab (N x 2 x H/2 x W/2).
 
         Out of memory on a batch: the batch is split in halves and retried, and later batches
         are kept at the size that was tried last. A single photo out of memory raises.
         """
         n = len(canvas)
         limit = self.batch_limit
+
+        def part(a: int, b: int) -> np.ndarray | None:
+            return None if hints is None else hints[a:b]
+
         if limit is not None and n > limit:
-            return np.concatenate([self.infer(canvas[i : i + limit]) for i in range(0, n, limit)])
+            return np.concatenate([self.infer(canvas[i : i + limit], part(i, i + limit)) for i in range(0, n, limit)])
         try:
             with torch.inference_mode():
-                return self.runtime.run(canvas)
+                return self.runtime.run(canvas) if hints is None else self.runtime.run(canvas, hints)
         except Exception as err:
             if n == 1 or not is_out_of_memory(err):
                 raise
@@ -198,7 +236,7 @@ class Colorizer:
             self.batch_limit = half
             self.oom_splits += 1
             log.info("out of memory on a batch of %d: retrying in batches of %d", n, half)
-        return np.concatenate([self.infer(canvas[:half]), self.infer(canvas[half:])])
+        return np.concatenate([self.infer(canvas[:half], part(0, half)), self.infer(canvas[half:], part(half, n))])
 
     @property
     def on_cpu(self) -> bool:
@@ -218,7 +256,7 @@ class Colorizer:
         if not self.on_cpu and torch.cuda.is_available():
             torch.cuda.empty_cache()
 
-    def infer_on_cpu(self, canvas: np.ndarray) -> np.ndarray:
+    def infer_on_cpu(self, canvas: np.ndarray, hints: np.ndarray | None = None) -> np.ndarray:
         """The same model in fp32 on the CPU (built on first use): the last resort after the GPU ran out of memory."""
         if self._cpu_runtime is None:
             cpu = torch.device("cpu")
@@ -227,33 +265,35 @@ class Colorizer:
             except ValueError:  # a model the optimized runtime does not support
                 self._cpu_runtime = make_runtime("baseline", self.model, cpu, "fp32")
         with torch.inference_mode():
-            return self._cpu_runtime.run(canvas)
+            return self._cpu_runtime.run(canvas) if hints is None else self._cpu_runtime.run(canvas, hints)
 
-    def infer_photos(self, items: list[Prepared]) -> list[Inference]:
+    def infer_photos(self, items: list[Prepared], hints: Hints | None = None) -> list[Inference]:
         """The network on prepared photos, with the whole out-of-memory ladder; one ``Inference`` each, in order.
 
         Out of memory: the batch is split in halves (``infer``); if a photo alone still does not fit,
         every photo of the batch is retried on its own (``_rescue``). Other errors raise: the caller
-        fails the batch.
+        fails the batch. ``hints``: one sequence of hints per photo (a hinted model only).
         """
+        self.check_hints(hints)
         splits = self.oom_splits
         try:
-            ab = self.infer(pack(items))
+            ab = self.infer(pack(items), pack_hints(items, hints))
         except Exception as err:
             if not is_out_of_memory(err):
                 raise
             self.free_memory()
-            return [self._rescue(item) for item in items]
+            return [self._rescue(item, hints[i] if hints is not None else ()) for i, item in enumerate(items)]
         note = f"out of memory {self.where}: colorized in smaller batches" if self.oom_splits != splits else ""
         return [Inference(ab[i], item, note) for i, item in enumerate(items)]
 
-    def _rescue(self, item: Prepared) -> Inference:
+    def _rescue(self, item: Prepared, hints: Sequence[Hint] = ()) -> Inference:
         """One photo the device had no memory for, tried alone, at half its working size, then on the CPU.
 
         Never the grey input passed off as colour: ``ab`` is None with the reason if all fail.
         """
         where = self.where
-        attempts: list[tuple[str, Prepared, Callable[[np.ndarray], np.ndarray]]] = [("", item, self.infer)]
+        attempts: list[tuple[str, Prepared, Callable[[np.ndarray, np.ndarray | None], np.ndarray]]] = [
+            ("", item, self.infer)]
         size = max(item.small.shape)
         if size // 2 >= MIN_WORK:
             attempts.append((f"colorized at working size {size // 2}", reprepare(item, size // 2), self.infer))
@@ -262,7 +302,7 @@ class Colorizer:
         last: BaseException | None = None
         for note, tried, infer in attempts:
             try:
-                ab = infer(pack([tried]))[0]
+                ab = infer(pack([tried]), pack_hints([tried], [hints]))[0]  # hints made at the size tried
             except Exception as err:  # noqa: BLE001 - the next rung may work; the last error is reported
                 last = err
                 if not is_out_of_memory(err):
@@ -278,15 +318,77 @@ class Colorizer:
             reason = f"colorization failed: out of memory {where} ({short_reason(last)})"
         return Inference(None, item, reason, batched=False)
 
-    def predict(self, items: list[Prepared]) -> list[np.ndarray]:
-        """Full-size ab (H x W x 2 float32) for each prepared photo, in one network call."""
+    def predict(self, items: list[Prepared], hints: Hints | None = None) -> list[np.ndarray]:
+        """Full-size ab (H x W x 2 float32) for each prepared photo, in one network call.
+
+        ``hints``: one sequence of hints per photo (a hinted model only).
+        """
         if not items:
             return []
-        ab = self.infer(pack(items))
+        self.check_hints(hints)
+        ab = self.infer(pack(items), pack_hints(items, hints))
         return [unpack(ab[i], p) for i, p in enumerate(items)]
 
-    def colorize(self, image: np.ndarray) -> np.ndarray:
-        """A grey (H x W) or RGB (H x W x 3) photo -> H x W x 3 uint8 RGB colour version."""
+    def colorize(self, image: np.ndarray, hints: Sequence[Hint] = ()) -> np.ndarray:
+        """A grey (H x W) or RGB (H x W x 3) photo -> H x W x 3 uint8 RGB colour version.
+
+        ``hints``: colour hints at points of the upright photo (a hinted model only; only their chroma is used).
+        """
         item = prepare(image, self.settings.size)
-        ab = self.predict([item])[0]
+        ab = self.predict([item], [hints] if hints else None)[0]
         return to_uint8(join_lab(item.L, ab))
+
+    def suggest(self, image: np.ndarray, x: float, y: float, k: int = 3,
+                hints: Sequence[Hint] = ()) -> list[tuple[int, int, int]]:
+        """The model's k most likely colours at a point (relative x, y in the upright photo), most likely first.
+
+        The modes of the model's ab distribution at that pixel (at its temperature), as sRGB at the
+        photo's own lightness there: what the app offers as hint colours. Runs the textbook model on
+        the CPU, one photo (fp32).
+        """
+        self.check_hints([hints] if hints else None)
+        if not (0.0 <= x <= 1.0 and 0.0 <= y <= 1.0):
+            raise ValueError(f"a point's x and y are relative (0..1), got ({x}, {y})")
+        item = prepare(image, self.settings.size)
+        canvas, hint_canvas = pack([item]), pack_hints([item], [hints] if hints else None)
+        model = self.model.eval()  # fp32 on the CPU, as load_model gives it
+        with torch.inference_mode():
+            h_t = None if hint_canvas is None else torch.from_numpy(hint_canvas)
+            probs = model.ab_distribution(torch.from_numpy(canvas), h_t)[0]
+        h, w = item.small.shape
+        r, c = min(h - 1, int(y * h)) // 4, min(w - 1, int(x * w)) // 4
+        p = probs[:, r, c].double().numpy()
+        R, C = min(item.shape[0] - 1, int(y * item.shape[0])), min(item.shape[1] - 1, int(x * item.shape[1]))
+        return colour_modes(p, model.bins.double().numpy(), float(item.L[R, C]), k)
+
+
+MODE_MERGE = 10.0  # ab units: modes closer than this are one colour
+
+
+def colour_modes(p: np.ndarray, centres: np.ndarray, L: float, k: int) -> list[tuple[int, int, int]]:
+    """Up to k distinct sRGB colours at lightness L from a distribution ``p`` over ab bins ``centres`` (Q x 2).
+
+    Local maxima of p over neighbouring bins, most likely first, each refined to the mean of its
+    neighbourhood; modes closer than MODE_MERGE are merged; then the likeliest other bins fill up to k.
+    """
+    d = np.sqrt(((centres[:, None, :] - centres[None, :, :]) ** 2).sum(-1))
+    step = float(np.median(np.sort(d, axis=1)[:, 1])) if len(centres) > 1 else 1.0  # the bin spacing
+    near = d <= 1.5 * step  # a bin and its 8 neighbours on the grid
+    peak = np.array([p[i] >= p[near[i]].max() for i in range(len(p))])
+    order = sorted(range(len(p)), key=lambda i: (not peak[i], -p[i]))
+    picked: list[np.ndarray] = []
+    colours: list[tuple[int, int, int]] = []
+    for i in order:
+        if len(colours) == k:
+            break
+        ab = (p[near[i], None] * centres[near[i]]).sum(0) / p[near[i]].sum() if peak[i] else centres[i]
+        if any(np.hypot(*(ab - q)) < MODE_MERGE for q in picked):
+            continue
+        a, b = fit_chroma(np.array([L], np.float32), ab[None].astype(np.float32))[0]
+        rgb = to_uint8(lab_to_rgb(np.array([[[L, a, b]]], np.float32)))[0, 0]
+        colour = (int(rgb[0]), int(rgb[1]), int(rgb[2]))
+        if colour in colours:
+            continue
+        picked.append(ab)
+        colours.append(colour)
+    return colours

@@ -1,6 +1,7 @@
 """The CV_UNet: an EfficientNet-Lite0 encoder, an ASPP bottleneck and a U-Net decoder.
 
-It reads L (N x 1 x H x W, 0..100, H and W multiples of 32) and predicts, at a quarter
+It reads L (N x 1 x H x W, 0..100, H and W multiples of 32), and in a hinted model also a
+colour-hint map (N x 3 x H x W, see ``hints.py``), and predicts, at a quarter
 of the input size, logits over quantized ab bins; their annealed mean, refined at half
 size with the stride-2 skip, is the ab output (N x 2 x H/2 x W/2, Lab units).
 
@@ -17,6 +18,7 @@ from torch import nn
 
 from .color import AB_RANGE
 from .encoder import SKIP_CHANNELS, ConvBN, EfficientNetLite0
+from .hints import HINT_CHANNELS
 
 MULTIPLE = 32  # the encoder's total stride: inputs are padded to a multiple of it
 # The encoder sees L * L_SCALE - L_SHIFT: L 0..100 to the -1..1 range of its ImageNet training.
@@ -41,6 +43,7 @@ class ModelConfig:
         temperature: annealed-mean temperature of the read-out (lower is more vivid).
         chroma_gain: scale on the predicted ab at inference; a loss that favours PSNR
             undershoots colourfulness, and training sets this to give back what it lost.
+        hint_channels: 0, or 3 for a model that also reads a colour-hint map (ab and mask) beside L.
 
     """
 
@@ -54,6 +57,11 @@ class ModelConfig:
     refine: int = 16
     temperature: float = 0.38
     chroma_gain: float = 1.0
+    hint_channels: int = 0
+
+    def __post_init__(self) -> None:
+        if self.hint_channels not in (0, HINT_CHANNELS):
+            raise ValueError(f"hint_channels is 0 or {HINT_CHANNELS}, got {self.hint_channels}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -174,7 +182,11 @@ class CVUNet(nn.Module):
         self.config = config
         c1, c2, c3, c4, c5 = SKIP_CHANNELS
         d4, d3, d2 = config.decoder
-        self.encoder = EfficientNetLite0(in_channels=1, head=False)
+        # A hinted model's stem reads L and the hint map; the hint inputs' weights start at zero.
+        self.encoder = EfficientNetLite0(in_channels=1 + config.hint_channels, head=False)
+        if config.hint_channels:
+            with torch.no_grad():
+                self.encoder._conv_stem.weight[:, 1:].zero_()
         if config.aspp:
             self.bottleneck: nn.Module = ASPP(c5, config.aspp_width, config.aspp_rates,
                                               config.aspp_separable, config.aspp_out)
@@ -198,21 +210,70 @@ class CVUNet(nn.Module):
         """The decoder stages at strides 16, 8 and 4, in forward order."""
         return self.dec4, self.dec3, self.dec2
 
-    def forward_train(self, L: torch.Tensor, temperature: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Returns (logits at 1/4 size, ab at 1/2 size)."""
-        f1, f2, f3, f4, f5 = self.encoder.features(self.normalize(L))
+    def encoder_input(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> torch.Tensor:
+        """The normalized L, and in a hinted model the hint map beside it (zeros for no hints)."""
+        x = self.normalize(L)
+        if not self.config.hint_channels:
+            if hints is not None:
+                raise ValueError("these weights take no colour hints")
+            return x
+        if hints is None:
+            hints = torch.zeros((L.shape[0], self.config.hint_channels, *L.shape[2:]), dtype=x.dtype, device=x.device)
+        elif hints.shape != (L.shape[0], self.config.hint_channels, *L.shape[2:]):
+            raise ValueError(f"expected hints of shape N x {self.config.hint_channels} x H x W like L "
+                             f"{tuple(L.shape)}, got {tuple(hints.shape)}")
+        return torch.cat([x, hints.to(x.dtype)], dim=1)
+
+    def logits(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(ab-bin logits at 1/4 size, the stride-2 skip feature the refinement reads)."""
+        f1, f2, f3, f4, f5 = self.encoder.features(self.encoder_input(L, hints))
         y = self.bottleneck(f5)
         y = self.dec4(y, f4)
         y = self.dec3(y, f3)
         y = self.dec2(y, f2)
-        logits = self.head(y)
+        return self.head(y), f1
+
+    def forward_train(self, L: torch.Tensor, temperature: float | None = None,
+                      hints: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Returns (logits at 1/4 size, ab at 1/2 size)."""
+        logits, f1 = self.logits(L, hints)
         t = self.config.temperature if temperature is None else temperature
         ab = annealed_mean(logits.float(), self.bins, t)
         return logits, self.refine(ab, f1.to(ab.dtype))
 
-    def forward(self, L: torch.Tensor) -> torch.Tensor:
-        ab = self.forward_train(L)[1]
+    def forward(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> torch.Tensor:
+        ab = self.forward_train(L, hints=hints)[1]
         return ab * self.config.chroma_gain if self.config.chroma_gain != 1.0 else ab
+
+    def ab_distribution(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> torch.Tensor:
+        """Probabilities over the ab bins (N x Q x H/4 x W/4, at the model's temperature): what the
+        annealed mean averages, and where the colour suggestions come from.
+        """
+        logits = self.logits(L, hints)[0]
+        return torch.softmax(logits.float() / self.config.temperature, dim=1)
+
+
+def with_hint_channels(model: CVUNet, hint_channels: int = HINT_CHANNELS) -> CVUNet:
+    """A copy of the model that reads ``hint_channels`` hint inputs: the same weights, the new stem inputs zero.
+
+    So an unhinted model (or the ImageNet start) is where a hinted training begins: with the new
+    weights at zero, it colorizes exactly as before whatever the hints say.
+    """
+    config = ModelConfig.from_dict({**model.config.to_dict(), "hint_channels": hint_channels})
+    out = CVUNet(config)
+    state = model.state_dict()
+    state["encoder._conv_stem.weight"] = fit_stem(state["encoder._conv_stem.weight"], 1 + hint_channels)
+    out.load_state_dict(state, strict=True)
+    return out.train(model.training)
+
+
+def fit_stem(weight: torch.Tensor, in_channels: int) -> torch.Tensor:
+    """A stem weight with ``in_channels`` inputs: extra inputs (hints) get zero weights, missing ones are dropped."""
+    have = weight.shape[1]
+    if have >= in_channels:
+        return weight[:, :in_channels].clone()
+    pad = torch.zeros((weight.shape[0], in_channels - have, *weight.shape[2:]), dtype=weight.dtype)
+    return torch.cat([weight, pad], dim=1)
 
 
 def init_encoder_from_imagenet(model: CVUNet, imagenet_state: dict[str, torch.Tensor]) -> None:
@@ -223,5 +284,6 @@ def init_encoder_from_imagenet(model: CVUNet, imagenet_state: dict[str, torch.Te
     """
     state = {k: v for k, v in imagenet_state.items()
              if not k.startswith(("_conv_head", "_bn1.", "_fc"))}
-    state["_conv_stem.weight"] = state["_conv_stem.weight"].sum(dim=1, keepdim=True)
+    stem = state["_conv_stem.weight"].sum(dim=1, keepdim=True)
+    state["_conv_stem.weight"] = fit_stem(stem, 1 + model.config.hint_channels)  # hint inputs start at zero
     model.encoder.load_state_dict(state, strict=True)

@@ -18,6 +18,36 @@ IF_EXISTS = ("skip", "overwrite", "new_name")
 COLOUR_INPUTS = ("colorize", "skip")  # photos already in colour: colorize from their luminance, or skip
 MIN_WORK = 64  # tiny photos are worked at least this large
 MAX_WORK = 4096
+MAX_STRENGTH = 2.0  # colour strength: 0 grey, 1 the model's own colour, 2 twice its chroma
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How close a runtime's ab (Lab units, -110..110) stays to the fp32 baseline's on the same L.
+
+    ``p999``: 99.9% of the output's ab values are within this of the baseline's (the robust figure,
+    what a viewer could notice). ``max_abs``: no value is further than this (one pixel decides it;
+    reduced precision flips a few pixels near the edge between two colour bins).
+    """
+
+    p999: float
+    max_abs: float
+
+
+# The documented agreement of the optimized runtime with the baseline, per precision (here, torch-free, so
+# the GUI can show it next to a comparison). Measured with the shipped weights on the sample photos
+# (512 px, batch 1 and 8), then given a margin:
+# - fp32 differs only in summation order: measured max 1.2e-3, p99.9 7e-4 (AVX2 and AMX CPUs).
+# - bf16 keeps 8 significant bits through ~60 layers; the trained read-out (softmax at temperature 0.55)
+#   amplifies that near colour edges: on an AMX Xeon max 31.4, p99.9 up to 17.1 over a batch and 21.1 on the
+#   worst photo, mean ~1. Untrained models (the tests' random_model) agree ~100x closer, their softmax being
+#   flat: a test of bf16 drift must run the shipped weights.
+# - fp16 (CUDA) keeps 11 significant bits, rounding 8x finer than bf16: bf16's bounds / 4 (not measured here).
+AGREEMENT: dict[str, Agreement] = {
+    "fp32": Agreement(p999=1.5e-3, max_abs=3e-3),
+    "bf16": Agreement(p999=24.0, max_abs=48.0),
+    "fp16": Agreement(p999=6.0, max_abs=12.0),
+}
 
 
 @dataclass(frozen=True)
@@ -72,6 +102,7 @@ class ExportOptions:
     if_exists: str = "new_name"  # skip | overwrite | new_name
     keep_metadata: bool = True
     colour_inputs: str = "colorize"  # colorize | skip
+    strength: float = 1.0  # the predicted chroma is scaled by this when written: 0 grey, 1 the model's own
 
     def validated(self) -> ExportOptions:
         if self.format not in FORMATS:
@@ -82,6 +113,8 @@ class ExportOptions:
             raise ValueError(f"colour_inputs must be one of {COLOUR_INPUTS}")
         if not 1 <= self.jpeg_quality <= 100:
             raise ValueError("JPEG quality must be between 1 and 100")
+        if not 0.0 <= self.strength <= MAX_STRENGTH:  # also refuses NaN
+            raise ValueError(f"colour strength must be between 0 and {MAX_STRENGTH:g}")
         problem = pattern_problem(self.name_pattern)
         if problem:
             raise ValueError(problem)
@@ -117,13 +150,18 @@ class PhotoResult:
     decode_ms: float = 0.0
     infer_ms: float = 0.0
     encode_ms: float = 0.0
-    compare_infer_ms: float | None = None
-    max_abs_diff: float | None = None
+    compare_infer_ms: float | None = None  # the baseline's model time for this photo (its share of the batch)
+    max_abs_diff: float | None = None  # this photo's largest |ab| difference between the two engines
+    p999_abs_diff: float | None = None  # ... and its 99.9th percentile
     preview: Preview | None = None
 
 
 @dataclass
 class BatchSummary:
+    """A batch's counts and times. ``wall_s`` includes the time held paused (``paused_s``) and the
+    comparison engine's time (``compare_infer_s``); the rates below leave out what is not the batch's own work.
+    """
+
     total: int
     done: int = 0
     failed: int = 0
@@ -131,26 +169,46 @@ class BatchSummary:
     cancelled: bool = False
     stopped_reason: str | None = None
     wall_s: float = 0.0
+    paused_s: float = 0.0  # held between photos by a pause
     infer_s: float = 0.0
-    compare_infer_s: float = 0.0
-    max_abs_diff: float | None = None
+    engine: str = ""  # e.g. "optimized bf16, batch 4"
+    precision: str = ""  # the precision the engine ran in ("auto" resolved)
+    compare_engine: str | None = None  # e.g. "baseline fp32, batch 4" when comparing
+    compare_infer_s: float = 0.0  # the comparison engine's model time
+    compared_infer_s: float = 0.0  # the engine's own model time on the batches the comparison also ran
+    max_abs_diff: float | None = None  # largest |ab| difference between the two engines over the batch
+    p999_abs_diff: float | None = None  # its 99.9th percentile over every ab value compared
     results: list[PhotoResult] = field(default_factory=list)
 
     @property
+    def active_s(self) -> float:
+        """Wall time less the time held paused."""
+        return max(0.0, self.wall_s - self.paused_s)
+
+    @property
     def photos_per_s(self) -> float:
-        return self.done / self.wall_s if self.wall_s > 0 else 0.0
+        return self.done / self.active_s if self.active_s > 0 else 0.0
 
     @property
     def model_busy_share(self) -> float:
-        return min(1.0, self.infer_s / self.wall_s) if self.wall_s > 0 else 0.0
+        """Share of the batch's own time (not paused, not running the comparison) the model was computing."""
+        own = self.active_s - self.compare_infer_s
+        return min(1.0, self.infer_s / own) if own > 0 else 0.0
 
     @property
     def mean_ms_per_photo(self) -> float:
-        return 1000 * self.wall_s / self.done if self.done else 0.0
+        return 1000 * self.active_s / self.done if self.done else 0.0
 
     @property
     def compare_speedup(self) -> float | None:
-        return self.compare_infer_s / self.infer_s if self.compare_infer_s and self.infer_s else None
+        """Total baseline model time over total model time of this engine, on the same photos."""
+        if not self.compare_infer_s or not self.compared_infer_s:
+            return None
+        return self.compare_infer_s / self.compared_infer_s
+
+    def comparison(self) -> str | None:
+        """What was compared, e.g. "optimized bf16, batch 4 vs baseline fp32, batch 4"."""
+        return f"{self.engine} vs {self.compare_engine}" if self.compare_engine else None
 
     def line(self) -> str:
         text = (f"{self.done} photos in {self.wall_s:.1f} s ({self.photos_per_s:.2f} photos/s), "
@@ -161,4 +219,6 @@ class BatchSummary:
             text += f", {self.skipped} skipped"
         if self.cancelled:
             text += ", cancelled"
+        if self.paused_s > 0:
+            text += f", {self.paused_s:.1f} s paused (not counted)"
         return text

@@ -13,11 +13,12 @@ import torch
 
 from .atomic import atomic_write
 from .encoder import EfficientNetLite0
-from .model import CVUNet, ModelConfig
+from .model import CVUNet, ModelConfig, fit_stem
 
 FORMAT = "colorizer-weights"
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 DEFAULT_WEIGHTS = RESOURCES / "models" / "colorizer.pt"
+STEM_KEY = "encoder._conv_stem.weight"
 
 
 class WeightsError(RuntimeError):
@@ -57,6 +58,9 @@ def load_model(path: Path | None = None) -> CVUNet:
     blob = read_weights(path)
     model = CVUNet(ModelConfig.from_dict(blob["config"]))
     state = {k: v.float() if v.is_floating_point() else v for k, v in blob["state"].items()}
+    stem, want = state.get(STEM_KEY), model.encoder._conv_stem.weight.shape[1]
+    if stem is not None and stem.ndim == 4 and stem.shape[1] < want:  # L-only stem, hinted config: hints start at zero
+        state[STEM_KEY] = fit_stem(stem, want)
     try:
         model.load_state_dict(state, strict=False)
     except RuntimeError as err:

@@ -6,7 +6,8 @@ pulls in torch) and injects it into the window. Developer options, read from the
 - ``COLORIZER_UNTRAINED=1``: use a randomly initialised model instead of the trained weights
   (screenshots and demos before training has finished; the colours are meaningless).
 - ``COLORIZER_SCREENSHOT=PREFIX``: save ``PREFIX-mid.png`` half-way through the batch and
-  ``PREFIX-done.png`` after it, then quit (use with ``--start``).
+  ``PREFIX-done.png`` after it (last photo selected), then quit (use with ``--start``);
+  ``COLORIZER_SCREENSHOT_SIZE=WxH`` sizes the window first.
 
 Logging (``gui.logfile``): ``COLORIZER_LOG_LEVEL=DEBUG|INFO|WARNING|ERROR``, and ``COLORIZER_LOG_DIR``
 for the rotating log file that Help > Show Log File opens.
@@ -36,18 +37,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         description="Colorizer: bring grayscale photos to colour. Without a subcommand the window opens "
                     "(subcommands: colorize, bench, train, evaluate).")
     p.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="photos or folders to queue")
-    p.add_argument("--output", type=Path, metavar="DIR", help="the export folder")
+    p.add_argument("--output", type=Path, metavar="DIR",
+                   help="the export folder for this run (the saved export folder is left as it is)")
     p.add_argument("--start", action="store_true", help="start colorizing the queued photos at once")
     return p.parse_args(argv)
 
 
 def build_window(args: argparse.Namespace, backend: Any, settings: QSettings | None = None) -> Any:
-    """The window with the command line applied: PATHs queued, the export folder set."""
+    """The window with the command line applied: PATHs queued, the export folder set for this run only."""
     from .main_window import MainWindow
 
     window = MainWindow(backend, settings)
     if args.output is not None:
-        window.set_output_dir(args.output.expanduser().resolve())
+        window.set_output_dir(args.output.expanduser().resolve(), remember=False)
     if args.paths:
         window.add_paths(args.paths)
     return window
@@ -79,16 +81,55 @@ def run_app(argv: list[str]) -> int:
     args = parse_args(argv)
     start_logging()
     log_unexpected_errors()
+    warn_broken_bindings()
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "colorizer"])
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     window = build_window(args, make_backend())
     shots = os.environ.get("COLORIZER_SCREENSHOT")
     if shots:
-        from .devtools import ScreenshotTaker
+        from .devtools import ScreenshotTaker, parse_size
 
-        window._screenshots = ScreenshotTaker(window, Path(shots))  # kept alive with the window
+        size = parse_size(os.environ.get("COLORIZER_SCREENSHOT_SIZE"))
+        window._screenshots = ScreenshotTaker(window, Path(shots), size)  # kept alive with the window
     window.show()
     if args.start:
         QTimer.singleShot(0, window.start_batch)
-    return app.exec()
+    status = app.exec()
+    tear_down(window)
+    return status
+
+
+# PySide6 6.12.0 drops a reference to None/True/False on some calls pyqtgraph makes all the time
+# (QGraphicsItem.scene(), parentItem(), ...): after a long session the count reaches zero and Python
+# aborts ("Fatal Python error: bool_dealloc", exit 134). pyproject.toml excludes it; warn if it is here.
+BROKEN_BINDINGS = ("6.12.0",)
+
+
+def warn_broken_bindings() -> str | None:
+    """The warning logged when the installed PySide6 is a release known to crash this app, else None."""
+    import PySide6
+
+    if PySide6.__version__ not in BROKEN_BINDINGS:
+        return None
+    text = (f"PySide6 {PySide6.__version__} has a reference-counting bug that crashes the app after long "
+            "sessions; install a supported release: pip install 'PySide6-Essentials>=6.8,<6.12'")
+    log.warning(text)
+    return text
+
+
+def tear_down(window: Any) -> None:
+    """Close and delete the window while Python and the QApplication are both whole.
+
+    Left to interpreter shutdown, its plots were destroyed in arbitrary order while Qt still called
+    their Python methods; closing first stops the batch thread and the timers (MainWindow.closeEvent).
+    """
+    import gc
+
+    import shiboken6
+
+    if shiboken6.isValid(window):
+        if window.isVisible():
+            window.close()
+        shiboken6.delete(window)
+    gc.collect()

@@ -11,13 +11,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from .request import BatchRequest
 
 
 class Progress:
-    """Count and ETA of a running batch; paused time does not count towards the speed."""
+    """Count and ETA of a running batch; paused time counts neither towards the speed nor the countdown."""
 
     def __init__(self, total: int) -> None:
         self.total = total
@@ -25,6 +25,15 @@ class Progress:
         self._start = time.monotonic()
         self._paused_at: float | None = None
         self._paused_s = 0.0
+        self._at_last = 0.0  # elapsed_s() when the last photo was through
+
+    @property
+    def paused(self) -> bool:
+        return self._paused_at is not None
+
+    def photo_done(self) -> None:
+        self.processed += 1
+        self._at_last = self.elapsed_s()
 
     def pause(self) -> None:
         if self._paused_at is None:
@@ -40,10 +49,11 @@ class Progress:
         return now - self._start - self._paused_s
 
     def eta_s(self) -> float | None:
-        """Seconds left at the speed so far; None before the first photo is through."""
+        """Seconds left at the speed so far, counting down between photos; None before the first photo is through."""
         if self.processed == 0:
             return None
-        return self.elapsed_s() / self.processed * (self.total - self.processed)
+        left = self._at_last / self.processed * (self.total - self.processed)
+        return max(0.0, left - (self.elapsed_s() - self._at_last))
 
 
 def format_eta(seconds: float | None) -> str:
@@ -51,6 +61,13 @@ def format_eta(seconds: float | None) -> str:
         return "ETA –"
     s = int(round(seconds))
     return f"ETA {s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"ETA {s // 60}:{s % 60:02d}"
+
+
+def progress_format(progress: Progress | None) -> str:
+    """The progress bar's text: count and ETA, or "paused" while paused (the ETA does not run then)."""
+    if progress is None:
+        return "%v / %m"
+    return "%v / %m · paused" if progress.paused else f"%v / %m · {format_eta(progress.eta_s())}"
 
 
 class BatchController(QObject):
@@ -67,6 +84,7 @@ class BatchController(QObject):
     finished = Signal(object)  # BatchSummary
     running_changed = Signal(bool)
     paused_changed = Signal(bool)
+    tick = Signal()  # about once a second while a batch runs and is not paused: the ETA counts down
 
     def __init__(self, make_worker: Callable[[BatchRequest], Any], parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -75,6 +93,9 @@ class BatchController(QObject):
         self._worker: Any = None
         self.request: BatchRequest | None = None
         self.progress: Progress | None = None
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self.tick)
 
     @property
     def running(self) -> bool:
@@ -103,6 +124,7 @@ class BatchController(QObject):
         self._thread, self._worker, self.request = thread, worker, request
         self.progress = Progress(len(request.photos))
         thread.start()
+        self._ticker.start()
         self.running_changed.emit(True)
 
     def pause(self) -> None:
@@ -110,6 +132,7 @@ class BatchController(QObject):
             self._worker.pause()
             if self.progress:
                 self.progress.pause()
+            self._ticker.stop()
             self.paused_changed.emit(True)
 
     def resume(self) -> None:
@@ -117,6 +140,7 @@ class BatchController(QObject):
             self._worker.resume()
             if self.progress:
                 self.progress.resume()
+            self._ticker.start()
             self.paused_changed.emit(False)
 
     def cancel(self) -> None:
@@ -136,7 +160,7 @@ class BatchController(QObject):
     @Slot(object)
     def _on_image_done(self, result: Any) -> None:
         if self.progress is not None and result.status != "cancelled":
-            self.progress.processed += 1
+            self.progress.photo_done()
         self.image_done.emit(result)
 
     @Slot(object)
@@ -147,6 +171,7 @@ class BatchController(QObject):
         self.finished.emit(summary)
 
     def _release(self) -> None:
+        self._ticker.stop()
         if self._thread is None:
             return
         self._thread = self._worker = None

@@ -13,6 +13,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
+from .comparison import AB_UNITS, difference_text, difference_tooltip, speedup_text, speedup_tooltip
+
 DECODE, MODEL, ENCODE, BASELINE = "#8e9aaf", "#2e7d32", "#f9a825", "#c62828"
 
 
@@ -27,6 +29,30 @@ def _plot(left: str, bottom: str | None = None) -> pg.PlotWidget:
         plot.setLabel("bottom", bottom)
     plot.setMinimumHeight(80)
     return plot
+
+
+def memory_range(values: np.ndarray, min_fraction: float = 0.1, min_mb: float = 50.0) -> tuple[float, float]:
+    """A y range around the memory trace at least max(min_fraction x the value, min_mb) tall.
+
+    Autoscaling a nearly flat trace zoomed into noise (511.52-511.58 MB); this keeps small wiggles small.
+    """
+    lo, hi = float(np.min(values)), float(np.max(values))
+    span = max(hi - lo, min_fraction * hi, min_mb) * 1.1
+    bottom = max(0.0, (lo + hi) / 2 - span / 2)
+    return bottom, bottom + span
+
+
+def release_plots(*plots: pg.PlotWidget) -> None:
+    """Remove every item from the plots while Python and Qt are both still whole (window closing).
+
+    Left in place, the curves were destroyed during interpreter shutdown, where Qt can still call their
+    Python ``boundingRect``; see tests/test_gui_quit.py.
+    """
+    for plot in plots:
+        item = plot.getPlotItem()
+        if item.legend is not None:
+            item.legend.clear()
+        item.clear()
 
 
 class UtilizationPlot(QWidget):
@@ -62,7 +88,9 @@ class UtilizationPlot(QWidget):
             self._samples.popleft()
         t = np.array([s.time - u.time for s in self._samples])
         self.busy_curve.setData(t, np.array([s.busy_percent for s in self._samples]))
-        self.memory_curve.setData(t, np.array([s.memory_mb for s in self._samples]))
+        memory = np.array([s.memory_mb for s in self._samples])
+        self.memory_curve.setData(t, memory)
+        self.memory_plot.setYRange(*memory_range(memory), padding=0)
         self.busy_plot.setXRange(-self.window_s, 0, padding=0)
         self.memory_plot.setXRange(-self.window_s, 0, padding=0)
         where = "GPU (NVML)" if u.kind == "gpu" else "CPU (psutil)"
@@ -71,6 +99,11 @@ class UtilizationPlot(QWidget):
 
     def sample_count(self) -> int:
         return len(self._samples)
+
+    def release(self) -> None:
+        """Window closing: drop the traces, so no sample lands in a plot that Qt is tearing down."""
+        self._samples.clear()
+        release_plots(self.busy_plot, self.memory_plot)
 
 
 class TimingChart(QWidget):
@@ -107,6 +140,11 @@ class TimingChart(QWidget):
             series.clear()
         self._redraw()
 
+    def release(self) -> None:
+        """Window closing: take the bars and the baseline curve out of the plot before Qt deletes it."""
+        self.bars.clear()
+        release_plots(self.plot)
+
     def add_result(self, r: Any) -> None:
         if r.status != "done":
             return
@@ -121,6 +159,8 @@ class TimingChart(QWidget):
         self._redraw()
 
     def _redraw(self) -> None:
+        if not self.bars:  # released: the window is closing, a late result has nothing to draw on
+            return
         x = np.array(self.photo, float)
         d, m, e = (np.array(s, float) for s in (self.decode, self.model, self.encode))
         self.bars["decode"].setOpts(x=x, height=d, y0=np.zeros_like(x))
@@ -152,16 +192,23 @@ class SummaryPanel(QGroupBox):
         self.fields: dict[str, QLabel] = {}
         form = QFormLayout(self)
         for key, label in (("photos", "Photos"), ("mean", "Mean per photo"), ("rate", "Throughput"),
-                           ("busy", "Model busy"), ("speedup", "Speed-up vs baseline"),
-                           ("diff", "Largest difference")):
+                           ("busy", "Model busy"), ("compared", "Compared"), ("speedup", "Speed-up vs baseline"),
+                           ("diff", "Difference")):
             self.fields[key] = QLabel("–")
+            self.fields[key].setWordWrap(key in ("compared", "diff", "rate"))  # long: keep them inside a narrow dock
             form.addRow(label, self.fields[key])
-        self.fields["busy"].setToolTip("Share of the batch's wall time the model was computing")
-        self.fields["diff"].setToolTip("Largest |Δab| between the two engines' outputs (Lab units)")
+        self.fields["rate"].setToolTip("Photos done per second; time held paused is not counted")
+        self.fields["busy"].setToolTip("Share of the batch's own time the model was computing "
+                                       "(time paused and the baseline's time in compare mode are not counted)")
+        self.fields["compared"].setToolTip("The engines, precisions and batch size compared on the same photos")
+        self.clear()
 
     def clear(self) -> None:
         for label in self.fields.values():
             label.setText("–")
+        self.fields["speedup"].setToolTip("Total baseline model time ÷ total model time of this engine")
+        self.fields["diff"].setToolTip(f"|Δab| between the two engines' colour: largest and 99.9th percentile.\n"
+                                       f"{AB_UNITS}")
 
     def show_summary(self, s: Any) -> None:
         photos = f"{s.done} done of {s.total}"
@@ -173,11 +220,16 @@ class SummaryPanel(QGroupBox):
             photos += ", cancelled"
         self.fields["photos"].setText(photos)
         self.fields["mean"].setText(f"{s.mean_ms_per_photo:.0f} ms" if s.done else "–")
-        self.fields["rate"].setText(f"{s.photos_per_s:.2f} photos/s" if s.done else "–")
+        rate = f"{s.photos_per_s:.2f} photos/s" if s.done else "–"
+        if s.done and s.paused_s > 0:
+            rate += f" ({s.paused_s:.1f} s paused, not counted)"
+        self.fields["rate"].setText(rate)
         self.fields["busy"].setText(f"{100 * s.model_busy_share:.0f}%" if s.done else "–")
-        speedup = s.compare_speedup
-        self.fields["speedup"].setText("–" if speedup is None else f"{speedup:.2f}× (baseline time ÷ this engine's)")
-        self.fields["diff"].setText("–" if s.max_abs_diff is None else f"{s.max_abs_diff:.3g} (ab units)")
+        self.fields["compared"].setText(s.comparison() or "–")
+        self.fields["speedup"].setText(speedup_text(s))
+        self.fields["speedup"].setToolTip(speedup_tooltip(s))
+        self.fields["diff"].setText(difference_text(s))
+        self.fields["diff"].setToolTip(difference_tooltip(s))
 
     def text(self) -> str:
         return "\n".join(label.text() for label in self.fields.values())

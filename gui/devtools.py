@@ -1,5 +1,7 @@
 """Developer option ``COLORIZER_SCREENSHOT``: grab the window mid-batch and after it, then quit.
 
+The "done" screenshot is taken with the last photo selected, as a user would look at it.
+``COLORIZER_SCREENSHOT_SIZE=WxH`` sizes the window first (the README's 1600x1000 and 1024x700).
 Used for the screenshots in docs/ (see tools/gui_screenshots.sh); not part of the user-facing app.
 """
 
@@ -15,12 +17,23 @@ from PySide6.QtWidgets import QApplication
 log = logging.getLogger(__name__)
 
 
+def parse_size(text: str | None) -> tuple[int, int] | None:
+    """"1600x1000" -> (1600, 1000); None for nothing or nonsense."""
+    width, _, height = (text or "").lower().partition("x")
+    try:
+        return int(width), int(height)
+    except ValueError:
+        return None
+
+
 class ScreenshotTaker(QObject):
-    def __init__(self, window: Any, prefix: Path) -> None:
+    def __init__(self, window: Any, prefix: Path, size: tuple[int, int] | None = None) -> None:
         super().__init__(window)
         self.window = window
         self.prefix = prefix
         self._mid_taken = False
+        if size is not None:
+            window.resize(*size)
         window.controller.image_done.connect(self._on_image_done)
         window.controller.finished.connect(self._on_finished)
 
@@ -39,6 +52,10 @@ class ScreenshotTaker(QObject):
             QTimer.singleShot(150, lambda: self._save("mid"))
 
     def _on_finished(self, _summary: Any) -> None:
+        rows = self.window.queue.rowCount()
+        if rows:
+            self.window.table.selectRow(rows - 1)
+
         def done() -> None:
             self._save("done")
             self.window.close()

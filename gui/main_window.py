@@ -6,14 +6,22 @@ so this module imports neither torch nor the engine's model code.
 
 from __future__ import annotations
 
-import html
 import logging
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QUrl, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, QUrl, Slot
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDesktopServices,
+    QDragEnterEvent,
+    QDragLeaveEvent,
+    QDropEvent,
+    QKeySequence,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -22,48 +30,41 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QProgressBar,
-    QScrollArea,
     QSplitter,
     QTableView,
-    QVBoxLayout,
-    QWidget,
 )
 
 from engine.imageio import IMAGE_EXTENSIONS
 
 from . import settings as app_settings
-from .batch import BatchController, format_eta
+from .batch import BatchController, progress_format
 from .charts import SummaryPanel, TimingChart, UtilizationPlot
+from .comparison_export import export_dialog
+from .docks import PANELS, STATE_VERSION, DropHighlight, build_docks, scrolled, size_default_docks
 from .engine_panel import EnginePanel
 from .export_panel import ExportPanel
+from .help_dialogs import about_html, help_html, text_dialog
 from .logfile import log_file
 from .preview import BeforeAfterView, PreviewCache, preview_from_files
+from .queue_menu import QueueMenu, open_path
 from .queue_model import COMPARE_COLUMNS, QueueModel
+from .queue_undo import QueueHistory
 from .request import BatchRequest
+from .run_again import changed_text, nothing_to_run_text, out_of_date, run_key
 
 log = logging.getLogger(__name__)
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "samples"
+MODEL_CARD = Path(__file__).resolve().parent.parent / "resources" / "models" / "colorizer.md"
 PREVIEW_SIZE = 800  # longest side of the previews the worker sends back
-SPLITTERS = ("main", "work", "top", "figures")  # main: work | options; work: top over figures
+SPLITTERS = ("central",)  # the queue over the preview; everything else is in docks (gui/docks.py)
 
 
 def local_paths(urls: Iterable[QUrl]) -> list[Path]:
     return [Path(u.toLocalFile()) for u in urls if u.isLocalFile() and u.toLocalFile()]
 
 
-def about_html(card: dict[str, Any] | None, problem: str | None) -> str:
-    """The About text: what the app does and the installed model's card (or why there is none)."""
-    parts = ["<h3>Colorizer</h3><p>Brings grayscale photos to colour, one photo or whole folders at a time.</p>"]
-    if card is None:
-        parts.append(f"<p><b>No trained model is installed.</b><br>{html.escape(problem or '')}</p>")
-    else:
-        rows = []
-        for key, value in card.items():
-            text = ", ".join(f"{k}: {v}" for k, v in value.items()) if isinstance(value, dict) else str(value)
-            rows.append(f"<tr><td valign='top'><b>{html.escape(str(key))}</b></td><td>{html.escape(text)}</td></tr>")
-        parts.append("<p><b>Model card</b></p><table cellspacing='4'>" + "".join(rows) + "</table>")
-    return "".join(parts)
+__all__ = ["MainWindow", "about_html", "local_paths"]
 
 
 class MainWindow(QMainWindow):
@@ -78,6 +79,8 @@ class MainWindow(QMainWindow):
         self._latest_key: int | None = None
         self._shown_key: int | None = None
         self._batch_failed = False
+        self._run_only_output: Path | None = None  # --output: used for this run, never saved
+        self._saved_output: Path | None = None
         self.sampler: Any = None
         self.setWindowTitle("Colorizer")
         self.setAcceptDrops(True)
@@ -97,50 +100,36 @@ class MainWindow(QMainWindow):
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.setWordWrap(False)
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; the arrow keys move between rows
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long paths keep their file name
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        for col, width in enumerate((120, 62, 58, 62, 62, 70, 64)):
+        header.setStretchLastSection(True)  # the Message column takes what is left, so errors stay in view
+        header.setMinimumSectionSize(40)
+        for col, width in enumerate((170, 62, 58, 62, 62, 70, 64)):
             header.resizeSection(col, width)
         self.preview = BeforeAfterView()
         self.engine_panel = EnginePanel(self.backend.available_options())
         self.export_panel = ExportPanel()
-        options = QWidget()
-        options_column = QVBoxLayout(options)
-        options_column.addWidget(self.engine_panel)
-        options_column.addWidget(self.export_panel)
-        options_column.addStretch(1)
-        self.options_scroll = QScrollArea()
-        self.options_scroll.setWidget(options)
-        self.options_scroll.setWidgetResizable(True)
-        self.options_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.options_scroll.setMinimumWidth(options.minimumSizeHint().width()
-                                            + self.options_scroll.verticalScrollBar().sizeHint().width() + 4)
         self.utilization = UtilizationPlot()
         self.timing = TimingChart()
         self.summary = SummaryPanel()
 
-        self.splitters = {name: QSplitter() for name in SPLITTERS}
-        main, work, top, figures = (self.splitters[name] for name in SPLITTERS)
-        top.addWidget(self.table)
-        top.addWidget(self.preview)
-        top.setStretchFactor(1, 1)
-        top.setSizes([465, 475])
-        for figure in (self.utilization, self.timing, self.summary):
-            figures.addWidget(figure)
-        figures.setSizes([300, 380, 260])
-        work.setOrientation(Qt.Orientation.Vertical)
-        work.addWidget(top)
-        work.addWidget(figures)
-        work.setStretchFactor(0, 1)
-        work.setSizes([540, 250])
-        main.addWidget(work)
-        main.addWidget(self.options_scroll)
-        main.setStretchFactor(0, 1)
-        main.setSizes([940, 330])
-        for splitter in self.splitters.values():
-            splitter.setChildrenCollapsible(False)
-        self.setCentralWidget(main)
+        # The queue over the preview in the middle; settings and figures are docks around it.
+        self.splitters = {name: QSplitter(Qt.Orientation.Vertical) for name in SPLITTERS}
+        central = self.splitters["central"]
+        central.addWidget(self.table)
+        central.addWidget(self.preview)
+        central.setStretchFactor(1, 1)
+        central.setSizes([220, 520])
+        central.setChildrenCollapsible(False)
+        self.setCentralWidget(central)
+        self.docks = build_docks(self, {"engine-dock": scrolled(self.engine_panel),
+                                        "export-dock": scrolled(self.export_panel),
+                                        "summary-dock": scrolled(self.summary), "live-dock": self.utilization,
+                                        "timing-dock": self.timing})
+        self._default_state = self.saveState(STATE_VERSION)
+        self.drop_highlight = DropHighlight(self)
 
         self.status_label = QLabel("Ready")
         self.progress = QProgressBar()
@@ -172,13 +161,18 @@ class MainWindow(QMainWindow):
                                     "Queue the grayscale sample photos that come with Colorizer"),
             "output": self._action("Choose &Output Folder…", self.export_panel.choose_folder, "Ctrl+Shift+E",
                                    "Where the colour photos are written"),
-            "open_output": self._action("Open Output Fol&der", self.export_panel.open_folder, "Ctrl+E",
+            "open_output": self._action("Open Output Fol&der", self.open_output_folder, "Ctrl+E",
                                         "Show the output folder in the file manager"),
-            "quit": self._action("&Quit", self.close, QKeySequence.StandardKey.Quit),
+            "export_comparison": self._action("E&xport Comparison…", self.export_comparison, "Ctrl+Shift+S",
+                                              "Save the photo on screen as one before/after image, captioned"),
+            # Ctrl+Q spelled out: StandardKey.Quit is empty on Windows and some Linux platform themes.
+            "quit": self._action("&Quit", self.close, "Ctrl+Q"),
             "remove": self._action("&Remove Selected", self.remove_selected, QKeySequence.StandardKey.Delete,
                                    "Take the selected photos off the queue"),
             "clear": self._action("&Clear Queue", self.clear_queue, "Ctrl+Shift+Backspace", "Empty the queue"),
             "start": self._action("&Start", self.start_batch, "Ctrl+Return", "Colorize the queued photos"),
+            "run_again": self._action("Run &Again", self.run_again, "Ctrl+R",
+                                      "Colorize the selected photos (or all) again, with the current settings"),
             "pause": self._action("&Pause", self.set_paused, "Ctrl+P", "Pause after the photos in progress",
                                   checkable=True),
             "cancel": self._action("&Cancel", self.cancel_batch, "Esc",
@@ -189,15 +183,29 @@ class MainWindow(QMainWindow):
             "zoom_out": self._action("Zoom &Out", self.preview.zoom_out, QKeySequence.StandardKey.ZoomOut),
             "fit": self._action("&Fit to Window", self.preview.fit, "Ctrl+0"),
             "actual": self._action("&Actual Size", self.preview.actual_size, "Ctrl+1"),
+            "stronger": self._action("&Stronger Colour", lambda: self.preview.step_strength(1), "Ctrl+]",
+                                     "Raise the colour strength by 10%"),
+            "weaker": self._action("W&eaker Colour", lambda: self.preview.step_strength(-1), "Ctrl+[",
+                                   "Lower the colour strength by 10%"),
+            "reset_layout": self._action("&Reset Panel Layout", self.reset_layout, None,
+                                         "Put the panels back where they start"),
+            "help": self._action("Colorizer &Help", self.show_help, QKeySequence.StandardKey.HelpContents,
+                                 "What the panels mean, the keyboard shortcuts, and where the log is"),
             "log": self._action("Show &Log File", self.show_log_file, None,
                                 "Open the log, to see what went wrong or attach it to a bug report"),
             "about": self._action("&About Colorizer", self.show_about),
         }
-        menus = {"&File": ("add_files", "add_folder", "samples", None, "output", "open_output", None, "quit"),
-                 "&Queue": ("remove", "clear"), "&Batch": ("start", "pause", "cancel"),
-                 "&View": ("wipe", None, "zoom_in", "zoom_out", "fit", "actual"), "&Help": ("log", None, "about")}
+        self.history = QueueHistory(self.queue, lambda: self.controller.running, self)
+        a["undo"], a["redo"] = self.history.undo_action, self.history.redo_action
+        menus = {"&File": ("add_files", "add_folder", "samples", None, "output", "open_output", "export_comparison",
+                           None, "quit"),
+                 "&Edit": ("undo", "redo"),
+                 "&Queue": ("remove", "clear"), "&Batch": ("start", "run_again", "pause", "cancel"),
+                 "&View": ("wipe", None, "zoom_in", "zoom_out", "fit", "actual", None, "stronger", "weaker"),
+                 "&Help": ("help", "log", None, "about")}
+        self.menus = {}
         for title, names in menus.items():
-            menu = self.menuBar().addMenu(title)
+            menu = self.menus[title] = self.menuBar().addMenu(title)
             for name in names:
                 if name is None:
                     menu.addSeparator()
@@ -207,14 +215,24 @@ class MainWindow(QMainWindow):
         toolbar.setObjectName("main-toolbar")
         toolbar.setMovable(False)
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for name in ("add_files", "add_folder", "samples", None, "start", "pause", "cancel", None, "remove",
-                     "clear", None, "open_output"):
+        for name in ("add_files", "add_folder", "samples", None, "start", "run_again", "pause", "cancel", None,
+                     "remove", "clear", None, "open_output"):
             if name is None:
                 toolbar.addSeparator()
             else:
                 toolbar.addAction(a[name])
-        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-        self.table.addActions([a["remove"], a["clear"]])
+        panels = self.menus["&View"].addSeparator()
+        panels.setText("Panels")
+        self.menus["&View"].addActions([dock.toggleViewAction() for dock in self.docks.values()])
+        self.menus["&View"].addAction(a["reset_layout"])
+        self.preview.strength.setToolTip(
+            f"{self.preview.strength.toolTip()} ({self._shortcut('weaker')} weaker, "
+            f"{self._shortcut('stronger')} stronger)")
+        self.queue_menu = QueueMenu(self.table, self.queue, self.set_status,
+                                    extra=[a["run_again"], a["remove"], a["clear"]], parent=self)
+        # The panel's button too: a failure to launch a file manager must show in the window, not only on stderr.
+        self.export_panel.open_button.clicked.disconnect(self.export_panel.open_folder)
+        self.export_panel.open_button.clicked.connect(self.open_output_folder)
         self.preview.set_placeholder_action(a["samples"])
 
     def _connect(self) -> None:
@@ -225,7 +243,11 @@ class MainWindow(QMainWindow):
         c.failed.connect(self._on_failed)
         c.finished.connect(self._on_finished)
         c.running_changed.connect(self._update_actions)
+        c.running_changed.connect(self.history.refresh)
         c.paused_changed.connect(self._on_paused)
+        c.tick.connect(self._show_progress)
+        for changed in (self.engine_panel.changed, self.export_panel.changed, self.preview.strength_changed):
+            changed.connect(self._offer_run_again)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self.queue.rowsInserted.connect(self._update_actions)
         self.queue.rowsRemoved.connect(self._update_actions)
@@ -236,7 +258,8 @@ class MainWindow(QMainWindow):
 
     # -- settings -------------------------------------------------------------------------------------
     def current_settings(self) -> app_settings.AppSettings:
-        return app_settings.AppSettings(self.engine_panel.choice(), self.export_panel.choice(),
+        export = replace(self.export_panel.choice(), strength=self.preview.strength.value() / 100)
+        return app_settings.AppSettings(self.engine_panel.choice(), export,
                                         compare=self.engine_panel.compare.isChecked(), preview_mode=self.preview.mode)
 
     def _restore(self) -> None:
@@ -244,6 +267,8 @@ class MainWindow(QMainWindow):
         self.engine_panel.set_choice(s.model)
         self.engine_panel.compare.setChecked(s.compare)
         self.export_panel.set_choice(s.export)
+        self.preview.strength.setValue(round(100 * s.export.strength))
+        self._saved_output = s.export.output_dir
         self.preview.set_mode(s.preview_mode)
         geometry = self.qsettings.value("window/geometry")
         if isinstance(geometry, QByteArray):
@@ -252,8 +277,8 @@ class MainWindow(QMainWindow):
             screen = self.screen().availableGeometry()
             self.resize(min(1400, screen.width() * 9 // 10), min(860, screen.height() * 9 // 10))
         state = self.qsettings.value("window/state")
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
+        # First run, or a state saved by the old splitter layout: the default dock sizes once shown.
+        self._size_docks_on_show = not (isinstance(state, QByteArray) and self.restoreState(state, STATE_VERSION))
         for name, splitter in self.splitters.items():
             value = self.qsettings.value(f"window/splitter/{name}")
             if isinstance(value, QByteArray):
@@ -261,9 +286,12 @@ class MainWindow(QMainWindow):
         self._update_compare_columns()
 
     def save_settings(self) -> None:
-        app_settings.save(self.qsettings, self.current_settings())
+        s = self.current_settings()
+        if self._run_only_output is not None and s.export.output_dir == self._run_only_output:
+            s = replace(s, export=replace(s.export, output_dir=self._saved_output or s.export.output_dir))
+        app_settings.save(self.qsettings, s)
         self.qsettings.setValue("window/geometry", self.saveGeometry())
-        self.qsettings.setValue("window/state", self.saveState())
+        self.qsettings.setValue("window/state", self.saveState(STATE_VERSION))
         for name, splitter in self.splitters.items():
             self.qsettings.setValue(f"window/splitter/{name}", splitter.saveState())
         self.qsettings.sync()
@@ -330,36 +358,55 @@ class MainWindow(QMainWindow):
         if self.controller.running:
             return
         rows = [i.row() for i in self.table.selectionModel().selectedRows()]
-        removed = self.queue.remove_rows(rows)
-        self.set_status(f"Removed {removed} photo{'s' if removed != 1 else ''} from the queue")
+        removed = self.history.remove(rows)
+        self.set_status(f"Removed {removed} photo{'s' if removed != 1 else ''} from the queue "
+                        f"(undo with {self._shortcut('undo')})")
 
     def clear_queue(self) -> None:
         if self.controller.running:
             return
-        self.queue.clear()
-        self.previews.clear()
+        self.history.clear()
         self._latest_key = self._shown_key = None
         self.preview.clear("The queue is empty. Drop photos or folders here.")
-        self.set_status("Queue cleared")
+        self.set_status(f"Queue cleared (undo with {self._shortcut('undo')})")
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if local_paths(event.mimeData().urls()):
             event.acceptProposedAction()
+            self.drop_highlight.show_over(self)
         else:
             event.ignore()
+
+    def dragLeaveEvent(self, event: QDragLeaveEvent) -> None:
+        self.drop_highlight.hide()
+        super().dragLeaveEvent(event)
 
     def dragMoveEvent(self, event: Any) -> None:
         if local_paths(event.mimeData().urls()):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:
+        self.drop_highlight.hide()
         paths = local_paths(event.mimeData().urls())
         if paths:
             self.add_paths(paths)
             event.acceptProposedAction()
 
-    def set_output_dir(self, folder: Path) -> None:
+    def set_output_dir(self, folder: Path, remember: bool = True) -> None:
+        """Export to ``folder``; with ``remember=False`` (``--output``) the saved export folder stays as it was."""
+        self._run_only_output = None if remember else folder
         self.export_panel.set_output_dir(folder)
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if self._size_docks_on_show:
+            self._size_docks_on_show = False
+            # Once the window has been laid out at its real size: resizeDocks divides that size.
+            QTimer.singleShot(0, lambda: size_default_docks(self, self.docks))
+
+    def reset_layout(self) -> None:
+        self.restoreState(self._default_state, STATE_VERSION)
+        size_default_docks(self, self.docks)
 
     # -- batch ----------------------------------------------------------------------------------------
     def start_batch(self) -> bool:
@@ -373,16 +420,16 @@ class MainWindow(QMainWindow):
         photos = self.queue.runnable()
         if not photos:
             self.set_status("Nothing to colorize: add photos first" if not self.queue.rows()
-                            else "Every queued photo is already done or skipped")
+                            else nothing_to_run_text(self._shortcut("run_again")))
             return False
         s = self.current_settings()
         request = BatchRequest(tuple(photos), s.model, s.export, compare=s.compare, preview_size=PREVIEW_SIZE)
-        self.queue.begin_run(p.key for p in photos)
+        self.queue.begin_run((p.key for p in photos), run_key(s))
         self.timing.clear()
         self.summary.clear()
         self.progress.setRange(0, len(photos))
         self.progress.setValue(0)
-        self.progress.setFormat(f"%v / %m · {format_eta(None)}")
+        self.progress.setFormat("%v / %m · ETA –")
         self.save_settings()
         self._batch_failed = False
         self.controller.start(request)
@@ -420,16 +467,18 @@ class MainWindow(QMainWindow):
             return
         key = req.photos[r.index].key
         self.queue.apply_result(key, r)
+        selected = self._selected_key()
         if r.status == "done" and r.preview is not None:
             self.previews.put(key, r.preview.L, r.preview.ab)
             self._latest_key = key
-            if not self.table.selectionModel().hasSelection():
-                self._show_key(key)
+        if (selected == key and r.status != "cancelled") or (
+                selected is None and r.status == "done" and r.preview is not None):
+            self._show_key(key)  # the photo on show just finished (or failed): show its outcome
         self.timing.add_result(r)
         p = self.controller.progress
         if p is not None and r.status != "cancelled":
             self.progress.setValue(p.processed)
-            self.progress.setFormat(f"%v / %m · {format_eta(p.eta_s())}")
+            self._show_progress()
             if not self.controller.paused:
                 what = r.message if r.status != "done" else "done"
                 self.set_status(f"{p.processed} of {p.total}: {r.source.name} {what}")
@@ -470,12 +519,37 @@ class MainWindow(QMainWindow):
             action.setChecked(paused)
         self.set_status("Paused: the photos in progress finish, then it waits. Resume with "
                         f"{self._shortcut('pause')}" if paused else "Resumed")
+        self._show_progress()
+
+    @Slot()
+    def _show_progress(self) -> None:
+        """The count and the ETA (counting down, not while paused) on the progress bar."""
+        if self.controller.running:
+            self.progress.setFormat(progress_format(self.controller.progress))
+
+    def run_again(self) -> bool:
+        """Put the selected photos (or all) back in the queue and start: colorize them again."""
+        if self.controller.running:
+            return False
+        keys = [self.queue.row(i.row()).key for i in self.table.selectionModel().selectedRows()]
+        self.queue.requeue(keys or [r.key for r in self.queue.rows()])
+        return self.start_batch()
+
+    def _offer_run_again(self) -> None:
+        """Settings changed: where done photos were made with others, say that Run Again redoes them."""
+        if self.controller.running:
+            return
+        now = run_key(self.current_settings())
+        stale = self.queue.done_out_of_date(lambda done_with: out_of_date(done_with, now))
+        if stale:
+            self.set_status(changed_text(len(stale), self._shortcut("run_again")))
 
     def _update_actions(self) -> None:
         running = self.controller.running
         has_rows = self.queue.rowCount() > 0
         a = self.actions_by_name
         a["start"].setEnabled(not running and has_rows)
+        a["run_again"].setEnabled(not running and has_rows)
         a["pause"].setEnabled(running)
         a["cancel"].setEnabled(running)
         a["remove"].setEnabled(not running and has_rows)
@@ -489,10 +563,14 @@ class MainWindow(QMainWindow):
             self.table.setColumnHidden(col, not show)
 
     # -- preview ---------------------------------------------------------------------------------------
-    def _on_selection(self) -> None:
+    def _selected_key(self) -> int | None:
         rows = self.table.selectionModel().selectedRows()
-        if rows:
-            self._show_key(self.queue.row(rows[-1].row()).key)
+        return self.queue.row(rows[-1].row()).key if rows else None
+
+    def _on_selection(self) -> None:
+        key = self._selected_key()
+        if key is not None:
+            self._show_key(key)
         elif self._latest_key is not None:
             self._show_key(self._latest_key)
 
@@ -506,21 +584,39 @@ class MainWindow(QMainWindow):
             L, ab = cached if cached is not None else preview_from_files(
                 row.path, row.output if row.status == "done" else None, PREVIEW_SIZE)
         except Exception as err:  # noqa: BLE001 - an unreadable file must not break browsing the queue
-            self.preview.clear(f"{row.path.name}: cannot show a preview ({err})")
+            reason = row.message if row.status == "failed" and row.message else str(err)
+            self.preview.show_error(f"{row.shown_name}: cannot show a preview.\n\n{reason}")
             self._shown_key = None
             return
         self._shown_key = key
-        self.preview.show_photo(L, ab, row.path.name)
+        missing = f"failed · {row.message}" if row.status == "failed" else "not colorized yet"
+        self.preview.show_photo(L, ab, row.shown_name, missing=missing)
 
     def _toggle_wipe(self, on: bool) -> None:
         self.preview.set_mode("wipe" if on else "side")
 
     # -- about and closing ------------------------------------------------------------------------------
     def about_text(self) -> str:
-        return about_html(*self.backend.model_card())
+        weights = getattr(self.backend, "weights", None)
+        card_file = Path(weights).with_suffix(".md") if weights else MODEL_CARD
+        return about_html(*self.backend.model_card(), card_file=card_file)
+
+    def help_text(self) -> str:
+        panels = [("Queue", "the photos to colorize; the Message column says why one failed"),
+                  ("Preview", "the selected photo before and after, side by side or with a wipe")]
+        panels += [(spec.title, spec.tip) for spec in PANELS]
+        keys = [(a.text().replace("&", ""), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
+                for a in self.actions_by_name.values()]
+        keys.append(("Move between the queue, the preview's buttons and the panels", "Tab, Shift+Tab"))
+        return help_html(panels, keys, log_file())
 
     def show_about(self) -> None:
-        QMessageBox.about(self, "About Colorizer", self.about_text())
+        self.about_dialog = text_dialog(self, "About Colorizer", self.about_text(), 520, 340)
+        self.about_dialog.open()  # not exec(): the window (and tests) keep running
+
+    def show_help(self) -> None:
+        self.help_dialog = text_dialog(self, "Colorizer Help", self.help_text(), 600, 640)
+        self.help_dialog.open()
 
     def show_log_file(self) -> bool:
         """Open the log in the desktop's viewer; where there is none, say where the file is."""
@@ -534,10 +630,39 @@ class MainWindow(QMainWindow):
         self.set_status(f"Opened the log file {path}")
         return True
 
+    def open_output_folder(self) -> bool:
+        """File > Open Output Folder; says so in the status bar when nothing could be launched."""
+        folder = self.export_panel.choice().output_dir
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            self.set_status(f"Cannot create the output folder {folder}: {err.strerror or err}")
+            return False
+        return open_path(folder, self.set_status, f"the output folder {folder}")
+
+    def export_comparison(self) -> Path | None:
+        """File > Export Comparison…: the photo on screen, before and after, as one captioned image."""
+        i = None if self._shown_key is None else self.queue.row_of(self._shown_key)
+        after = self.preview.after_image()
+        if i is None or after.isNull():
+            self.set_status("Nothing to export: select a colorized photo first")
+            return None
+        photo = self.queue.row(i).path
+        written = export_dialog(self, self.preview.before_image(), after, photo,
+                                self.export_panel.choice().output_dir, self.preview.strength.value())
+        if written is not None:
+            self.set_status(f"Exported the comparison to {written}")
+        return written
+
     def closeEvent(self, event: QCloseEvent) -> None:
-        self.controller.shutdown()
+        """Stop everything that still calls into the plots (timers, the batch thread) before Qt deletes them."""
         if self.sampler is not None:
             self.sampler.stop()
+            self.sampler.stats.disconnect(self.utilization.add_sample)
+            self.sampler = None
+        self.controller.shutdown()
         self.save_settings()
+        self.utilization.release()
+        self.timing.release()
         super().closeEvent(event)
 

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from engine.color import grey_rgb, join_lab, lightness, rgb_to_lab, to_uint8
 
 MIN_SCALE, MAX_SCALE = 0.02, 40.0
+STRENGTH_STEP = 10  # percent per press of the strength shortcuts
 
 
 def to_qimage(rgb: np.ndarray) -> QImage:
@@ -143,6 +144,8 @@ class BeforeAfterView(QWidget):
         self._fit = True
         self._syncing = False
         self._caption = ""
+        self._wipe = 0.5  # the slider's fraction of the visible part of the photo
+        self._missing = "not colorized yet"  # the After caption while there is no colour
         self.mode = "side"
 
         # Left scene: the grey photo, plus the colour photo clipped to the right of the wipe line.
@@ -187,6 +190,11 @@ class BeforeAfterView(QWidget):
         self._sync(self.before_view, self.after_view)
         self._sync(self.after_view, self.before_view)
         self.before_view.resized.connect(self._refit)
+        # Zooming and panning move the photo under the wipe line: keep the line where the slider is.
+        for bar in (self.before_view.horizontalScrollBar(), self.before_view.verticalScrollBar()):
+            bar.valueChanged.connect(self._place_wipe)
+            bar.rangeChanged.connect(self._place_wipe)
+        self.before_view.resized.connect(self._place_wipe)
 
         self.side_button = QToolButton()
         self.side_button.setText("Side by side")
@@ -221,6 +229,9 @@ class BeforeAfterView(QWidget):
         self.wipe_slider.setToolTip("Where the wipe line is")
         self.wipe_slider.valueChanged.connect(lambda v: self.set_wipe(v / 1000))
         self.wipe_slider.hide()
+        for w in (self.side_button, self.wipe_button, self.fit_button, self.actual_button, self.strength,
+                  self.wipe_slider):
+            w.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # reachable with Tab, not only the mouse
 
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
@@ -262,16 +273,28 @@ class BeforeAfterView(QWidget):
         self.placeholder_button.clicked.connect(action.trigger)
         self.placeholder_button.show()
 
-    def clear(self, message: str | None = None) -> None:
+    def clear(self, message: str | None = None, offer_action: bool = True) -> None:
+        """The placeholder with ``message``; its button only where ``offer_action`` (not over an error)."""
         self._L = self._ab = None
         if message:
             self.placeholder_label.setText(message)
+        self.placeholder_label.setStyleSheet("")
+        self.placeholder_button.setVisible(offer_action and bool(self.placeholder_button.text()))
         self.stack.setCurrentWidget(self.placeholder)
 
-    def show_photo(self, L: np.ndarray, ab: np.ndarray | None, caption: str = "") -> None:
-        """Show a photo: L (h x w float32 0..100) and its ab (h x w x 2), or None before colorizing."""
+    def show_error(self, message: str) -> None:
+        """Why this photo has no preview (a broken or missing file), in place of the photo."""
+        self.clear(message, offer_action=False)
+        self.placeholder_label.setStyleSheet("color: #c62828")
+
+    def show_photo(self, L: np.ndarray, ab: np.ndarray | None, caption: str = "",
+                   missing: str = "not colorized yet") -> None:
+        """Show a photo: L (h x w float32 0..100) and its ab (h x w x 2), or None before colorizing
+        (the After caption then says ``missing``: not colorized yet, or why it failed).
+        """
         new_size = self._L is None or self._L.shape != L.shape
         self._L, self._ab = L, ab
+        self._missing = missing
         pixmap = QPixmap.fromImage(to_qimage(grey_rgb(L)))
         self.before_item.setPixmap(pixmap)
         h, w = L.shape
@@ -292,12 +315,17 @@ class BeforeAfterView(QWidget):
         if self._ab is None:
             self.after_item.setPixmap(QPixmap())
             self.wipe_after.setPixmap(QPixmap())
-            self.after_caption.setText("After: not colorized yet")
+            self.after_caption.setText(f"After: {self._missing}")
+            self.after_caption.setToolTip(self.after_caption.text())
             return
         pixmap = QPixmap.fromImage(to_qimage(colour_image(self._L, self._ab, self.strength.value() / 100)))
         self.after_item.setPixmap(pixmap)
         self.wipe_after.setPixmap(pixmap)
         self.after_caption.setText(f"After: colour · strength {self.strength.value()}%")
+
+    def step_strength(self, steps: int) -> None:
+        """Stronger (steps > 0) or weaker colour, STRENGTH_STEP percent a step (the keyboard shortcuts)."""
+        self.strength.setValue(self.strength.value() + steps * STRENGTH_STEP)
 
     def _on_strength(self, value: int) -> None:
         self.strength_label.setText(f"{value}%")
@@ -330,8 +358,17 @@ class BeforeAfterView(QWidget):
         self.before_caption.setToolTip(self.before_caption.text())
 
     def set_wipe(self, fraction: float) -> None:
+        self._wipe = min(max(fraction, 0.0), 1.0)
+        self._place_wipe()
+
+    def _place_wipe(self) -> None:
+        """The line at the slider's fraction of the part of the photo in view (all of it when fitted)."""
         rect = self.before_scene.sceneRect()
-        x = rect.width() * min(max(fraction, 0.0), 1.0)
+        view = self.before_view
+        visible = view.mapToScene(view.viewport().rect()).boundingRect().intersected(rect)
+        if visible.width() <= 0:
+            visible = rect
+        x = visible.left() + visible.width() * self._wipe
         self.wipe_clip.setRect(QRectF(x, 0, rect.width() - x, rect.height()))
         self.wipe_line.setLine(x, 0, x, rect.height())
 
@@ -355,6 +392,7 @@ class BeforeAfterView(QWidget):
         dst.horizontalScrollBar().setValue(src.horizontalScrollBar().value())
         dst.verticalScrollBar().setValue(src.verticalScrollBar().value())
         self._syncing = False
+        self._place_wipe()
 
     def zoom_in(self) -> None:
         self.before_view.zoom_by(1.25)

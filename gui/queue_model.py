@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,9 +16,9 @@ from .request import QueuedPhoto
 STATUSES = ("queued", "working", "done", "failed", "skipped")
 RUNNABLE = ("queued", "failed")  # what Start picks up: new photos, and retries of failed ones
 
-COLUMNS = ("File", "Size", "Status", "Time", "Model", "Baseline", "Speed-up", "Message")
-COL_FILE, COL_SIZE, COL_STATUS, COL_TIME, COL_MODEL, COL_BASELINE, COL_SPEEDUP, COL_MESSAGE = range(len(COLUMNS))
-COMPARE_COLUMNS = (COL_BASELINE, COL_SPEEDUP)
+COLUMNS = ("File", "Size", "Status", "Time", "Model", "Baseline", "Difference", "Message")
+COL_FILE, COL_SIZE, COL_STATUS, COL_TIME, COL_MODEL, COL_BASELINE, COL_DIFF, COL_MESSAGE = range(len(COLUMNS))
+COMPARE_COLUMNS = (COL_BASELINE, COL_DIFF)
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 _ROOT = QModelIndex()
 
@@ -41,20 +41,23 @@ class QueueRow:
     infer_ms: float | None = None
     encode_ms: float | None = None
     baseline_ms: float | None = None
-    max_abs_diff: float | None = None
+    max_abs_diff: float | None = None  # this photo's largest |ab| difference between the compared engines
+    p999_abs_diff: float | None = None  # ... and its 99.9th percentile
+    run_key: Any = None  # the settings of the run that last took this row up (``begin_run``)
+
+    @property
+    def shown_name(self) -> str:
+        """The path below the folder it was queued from ("2019/june/a.jpg"), so same-named photos differ."""
+        try:
+            return self.path.relative_to(self.root).as_posix() if self.root != self.path else self.path.name
+        except ValueError:
+            return self.path.name
 
     @property
     def total_ms(self) -> float | None:
         if self.infer_ms is None:
             return None
         return (self.decode_ms or 0.0) + self.infer_ms + (self.encode_ms or 0.0)
-
-    @property
-    def speedup(self) -> float | None:
-        """Baseline model time over the chosen engine's model time, for this photo."""
-        if self.baseline_ms is None or not self.infer_ms:
-            return None
-        return self.baseline_ms / self.infer_ms
 
 
 def human_size(n: int) -> str:
@@ -95,9 +98,10 @@ class QueueModel(QAbstractTableModel):
                 return str(section + 1)
         if role == Qt.ItemDataRole.ToolTipRole and orientation == Qt.Orientation.Horizontal:
             return {COL_TIME: "decode + model + encode for this photo",
-                    COL_MODEL: "model time of the chosen engine for this photo",
-                    COL_BASELINE: "model time of the baseline engine (speed comparison)",
-                    COL_SPEEDUP: "baseline time ÷ chosen engine time"}.get(section)
+                    COL_MODEL: "model time of the chosen engine for this photo (its share of its batch)",
+                    COL_BASELINE: "model time of the baseline engine for this photo (its share of the same batch)",
+                    COL_DIFF: "largest |Δab| between the two engines' colour for this photo; "
+                              "the batch summary has the speed-up over all photos"}.get(section)
         return None
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
@@ -117,7 +121,7 @@ class QueueModel(QAbstractTableModel):
             colour = _STATUS_COLOURS.get(row.status)
             return QBrush(colour) if colour is not None else None
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_SIZE, COL_TIME, COL_MODEL, COL_BASELINE,
-                                                                 COL_SPEEDUP):
+                                                                 COL_DIFF):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == KEY_ROLE:
             return row.key
@@ -125,7 +129,7 @@ class QueueModel(QAbstractTableModel):
 
     def _display(self, row: QueueRow, col: int) -> str:
         if col == COL_FILE:
-            return row.path.name
+            return row.shown_name
         if col == COL_SIZE:
             return human_size(row.size_bytes)
         if col == COL_STATUS:
@@ -136,8 +140,8 @@ class QueueModel(QAbstractTableModel):
             return _ms(row.infer_ms)
         if col == COL_BASELINE:
             return _ms(row.baseline_ms)
-        if col == COL_SPEEDUP:
-            return "" if row.speedup is None else f"{row.speedup:.2f}×"
+        if col == COL_DIFF:
+            return "" if row.max_abs_diff is None else f"{row.max_abs_diff:.3g}"
         if col == COL_MESSAGE:
             return row.message
         return ""
@@ -146,8 +150,10 @@ class QueueModel(QAbstractTableModel):
         if col == COL_TIME and row.infer_ms is not None:
             return (f"decode {row.decode_ms or 0:.1f} ms, model {row.infer_ms:.1f} ms, "
                     f"encode {row.encode_ms or 0:.1f} ms")
-        if col == COL_SPEEDUP and row.max_abs_diff is not None:
-            return f"largest ab difference between the two engines in this batch: {row.max_abs_diff:.3g}"
+        if col == COL_DIFF and row.max_abs_diff is not None:
+            p999 = "" if row.p999_abs_diff is None else f"; 99.9% of its values within {row.p999_abs_diff:.3g}"
+            return (f"|Δab| between the two engines for this photo: largest {row.max_abs_diff:.3g}{p999} "
+                    "(Lab a and b, about -110..110; under ~2 is invisible)")
         if col == COL_SIZE and row.width:
             return f"{row.width} × {row.height} px"
         if col == COL_MESSAGE and row.message:
@@ -209,6 +215,26 @@ class QueueModel(QAbstractTableModel):
         self._index = {}
         self.endResetModel()
 
+    def insert_rows(self, placed: Iterable[tuple[int, QueueRow]]) -> int:
+        """Put removed rows back at their old row numbers, as they were (undo of remove and clear).
+
+        ``placed`` is (row number, row) in ascending row order; a photo queued again meanwhile is not
+        queued twice. Returns how many rows came back.
+        """
+        back = 0
+        for position, row in sorted(placed, key=lambda p: p[0]):
+            real = os.path.realpath(row.path)
+            if real in self._seen:
+                continue
+            at = min(max(0, position), len(self._rows))
+            self.beginInsertRows(QModelIndex(), at, at)
+            self._rows.insert(at, row)
+            self._seen[real] = row.key
+            self._index = None
+            self.endInsertRows()
+            back += 1
+        return back
+
     def row(self, row: int) -> QueueRow:
         return self._rows[row]
 
@@ -242,13 +268,29 @@ class QueueModel(QAbstractTableModel):
                     row.message = message
                 self._changed(i)
 
-    def begin_run(self, keys: Iterable[int]) -> None:
-        """Forget the previous outcome of the rows about to run."""
+    def begin_run(self, keys: Iterable[int], run_key: Any = None) -> None:
+        """Forget the previous outcome of the rows about to run; remember the settings they run with."""
         for i in self._rows_of(keys):
             row = self._rows[i]
-            row.status, row.message, row.output = "queued", "", None
-            row.decode_ms = row.infer_ms = row.encode_ms = row.baseline_ms = row.max_abs_diff = None
+            row.status, row.message, row.output, row.run_key = "queued", "", None, run_key
+            row.decode_ms = row.infer_ms = row.encode_ms = row.baseline_ms = None
+            row.max_abs_diff = row.p999_abs_diff = None
             self._changed(i)
+
+    def requeue(self, keys: Iterable[int]) -> int:
+        """Put finished rows (done, skipped, failed) back in the queue, to run again; returns how many."""
+        n = 0
+        for i in self._rows_of(keys):
+            row = self._rows[i]
+            if row.status in ("done", "skipped", "failed"):
+                row.status, row.message = "queued", ""
+                n += 1
+                self._changed(i)
+        return n
+
+    def done_out_of_date(self, out_of_date: Callable[[Any], bool]) -> list[int]:
+        """Keys of the done rows whose run settings (``begin_run``'s ``run_key``) ``out_of_date`` says are stale."""
+        return [r.key for r in self._rows if r.status == "done" and out_of_date(r.run_key)]
 
     def _rows_of(self, keys: Iterable[int]) -> list[int]:
         return [i for i in (self.row_of(k) for k in keys) if i is not None]
@@ -267,6 +309,7 @@ class QueueModel(QAbstractTableModel):
             if result.status == "done":
                 row.decode_ms, row.infer_ms, row.encode_ms = result.decode_ms, result.infer_ms, result.encode_ms
                 row.baseline_ms, row.max_abs_diff = result.compare_infer_ms, result.max_abs_diff
+                row.p999_abs_diff = result.p999_abs_diff
         self._changed(i)
         return i
 

@@ -19,6 +19,7 @@ from engine.options import (
     ENGINES,
     FORMATS,
     IF_EXISTS,
+    MAX_STRENGTH,
     PRECISIONS,
     ColorizeSettings,
     ExportOptions,
@@ -74,6 +75,16 @@ def _int_in(low: int, high: int) -> Callable[[Any], int]:
     return convert
 
 
+def _float_in(low: float, high: float) -> Callable[[Any], float]:
+    def convert(value: Any) -> float:
+        x = float(value)
+        if not low <= x <= high:  # also refuses NaN
+            raise ValueError(x)
+        return x
+
+    return convert
+
+
 def load(qs: QSettings) -> AppSettings:
     d = AppSettings()
     m, e = d.model, d.export
@@ -93,6 +104,7 @@ def load(qs: QSettings) -> AppSettings:
         if_exists=_read(qs, "export/if_exists", e.if_exists, str, IF_EXISTS),
         keep_metadata=_read(qs, "export/keep_metadata", e.keep_metadata, _to_bool),
         colour_inputs=_read(qs, "export/colour_inputs", e.colour_inputs, str, COLOUR_INPUTS),
+        strength=_read(qs, "export/strength", e.strength, _float_in(0.0, MAX_STRENGTH)),
     )
     return AppSettings(model, export, compare=_read(qs, "engine/compare", False, _to_bool),
                        preview_mode=_read(qs, "view/preview_mode", d.preview_mode, str, ("side", "wipe")))
@@ -106,7 +118,7 @@ def save(qs: QSettings, s: AppSettings) -> None:
         "export/output_dir": str(e.output_dir), "export/format": e.format, "export/jpeg_quality": e.jpeg_quality,
         "export/mirror_subfolders": e.mirror_subfolders, "export/name_pattern": e.name_pattern,
         "export/if_exists": e.if_exists, "export/keep_metadata": e.keep_metadata,
-        "export/colour_inputs": e.colour_inputs, "view/preview_mode": s.preview_mode,
+        "export/colour_inputs": e.colour_inputs, "export/strength": e.strength, "view/preview_mode": s.preview_mode,
     }.items():
         qs.setValue(key, value)
     qs.sync()

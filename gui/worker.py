@@ -20,7 +20,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from engine.batch.inputs import collect_inputs
-from engine.batch.pipeline import BatchPipeline, RunControl
+from engine.batch.pipeline import BatchPipeline, RunControl, engine_label
 from engine.colorizer import Colorizer
 from engine.devices import UtilizationMonitor, device_options, resolve_device
 from engine.options import BatchSummary, ColorizeSettings, Job
@@ -63,7 +63,7 @@ class BatchWorker(QObject):
     ``finished`` last.
     """
 
-    started = Signal(str)  # engine description, e.g. "optimized fp32 on cpu"
+    started = Signal(str)  # engine description, e.g. "optimized fp32 on cpu" (compare mode: both engines)
     image_started = Signal(int)  # the photo's position in request.photos
     image_done = Signal(object)  # engine.options.PhotoResult; .index is the position in request.photos
     failed = Signal(str)  # one line: weights missing, bad settings, ...
@@ -84,7 +84,10 @@ class BatchWorker(QObject):
             export = req.export.validated()
             colorizer = self._factory(settings)
             compare = self._factory(replace(settings, engine="baseline", precision="fp32")) if req.compare else None
-            description = colorizer.description + (f", compared with {compare.description}" if compare else "")
+            description = colorizer.description
+            if compare is not None:  # what is compared with what: "optimized bf16, batch 4 vs baseline fp32, ..."
+                description = (f"{engine_label(colorizer)} vs {engine_label(compare)} "
+                               f"on {colorizer.settings.device}")
             self.started.emit(description)
             jobs = [Job(i, p.path, p.root) for i, p in enumerate(req.photos)]
             pipeline = BatchPipeline(colorizer, export, compare=compare, preview_size=req.preview_size)
@@ -129,6 +132,7 @@ class UtilizationSampler(QObject):
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self.sample)
+        self._stopped = False
 
     @property
     def kind(self) -> str:
@@ -138,11 +142,15 @@ class UtilizationSampler(QObject):
         self._timer.start()
 
     def stop(self) -> None:
+        """Stop for good (device change, window closing): no sample is taken or emitted after this."""
+        self._stopped = True
         self._timer.stop()
         self._monitor.close()
 
     @Slot()
     def sample(self) -> None:
+        if self._stopped:  # a timeout already queued when stop() ran
+            return
         try:
             self.stats.emit(self._monitor.sample())
         except Exception:  # noqa: BLE001 - a failing sensor must not take the window down

@@ -131,9 +131,9 @@ def slow_backend(_gentle_torch: None) -> Any:
         colorizer = untrained_factory(settings)
         infer = colorizer.infer
 
-        def slow_infer(canvas: Any) -> Any:
+        def slow_infer(canvas: Any, *args: Any, **kwargs: Any) -> Any:
             time.sleep(0.15)
-            return infer(canvas)
+            return infer(canvas, *args, **kwargs)
 
         colorizer.infer = slow_infer
         return colorizer

@@ -58,3 +58,13 @@ def write_grey(path: Path, h: int, w: int, seed: int = 0) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     assert cv2.imwrite(str(path), grey_photo(h, w, seed))
     return path
+
+
+def drag_event(kind, pos, *args):
+    """A QDragEnterEvent / QDragMoveEvent / QDropEvent at ``pos``: PySide6 6.12 takes a QPointF, 6.11 a QPoint."""
+    from PySide6.QtCore import QPoint, QPointF
+
+    try:
+        return kind(QPointF(pos), *args)
+    except TypeError:
+        return kind(QPoint(int(pos.x()), int(pos.y())), *args)

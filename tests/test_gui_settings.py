@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QMenu
 from engine.options import ColorizeSettings, ExportOptions
 from gui import settings as app_settings
 from gui.engine_panel import EnginePanel, item_enabled
-from gui.main_window import MainWindow, about_html
+from gui.help_dialogs import about_html
+from gui.main_window import MainWindow
 
 
 def test_settings_round_trip_through_qsettings(qtbot, backend, tmp_path):
@@ -44,8 +45,7 @@ def test_window_geometry_and_splitter_positions_persist(qtbot, backend):
     window.resize(760, 560)  # inside the offscreen platform's 800 x 800 screen
     window.show()
     qtbot.waitExposed(window)
-    window.splitters["work"].setSizes([220, 260])
-    window.splitters["top"].setSizes([150, 250])
+    window.splitters["central"].setSizes([150, 250])
     sizes = {name: splitter.sizes() for name, splitter in window.splitters.items()}
     window.close()
 
@@ -55,7 +55,7 @@ def test_window_geometry_and_splitter_positions_persist(qtbot, backend):
     qtbot.waitExposed(again)
     assert again.size() == window.size()
     assert {name: splitter.sizes() for name, splitter in again.splitters.items()} == sizes
-    assert sizes["work"][0] < sizes["work"][1]  # really moved from the default (figures smaller)
+    assert sizes["central"][0] < sizes["central"][1]  # really moved from the default (queue smaller)
 
 
 def test_damaged_settings_fall_back_to_defaults():
@@ -106,9 +106,10 @@ def test_without_cuda_the_gpu_option_is_disabled_and_a_saved_cuda_choice_falls_b
 
 
 def test_about_box_shows_the_model_card_or_why_there_is_none(backend, tmp_path):
-    card = {"name": "CV_UNet colorizer", "steps": 5000, "data": {"train_photos": 900}}
+    card = {"name": "CV_UNet colorizer", "steps": 5000, "data": {"train_photos": 900}, "history": list(range(999))}
     text = about_html(card, None)
-    assert "CV_UNet colorizer" in text and "5000" in text and "train_photos: 900" in text
+    assert "CV_UNet colorizer" in text and "5000" in text and "trained on 900 photos" in text
+    assert "998" not in text  # a summary, not the whole card
 
     backend.weights = tmp_path / "missing.pt"
     text = about_html(*backend.model_card())

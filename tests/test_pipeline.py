@@ -149,7 +149,11 @@ def test_pause_holds_the_batch_until_resumed(colorizer, tmp_path):
     control.resume()
     assert done.wait(60)
     t.join()
-    assert box["summary"].done == 6
+    summary = box["summary"]
+    assert summary.done == 6
+    # The time held paused is counted apart, and left out of photos/s.
+    assert 0 < summary.paused_s < summary.wall_s
+    assert summary.photos_per_s == pytest.approx(6 / (summary.wall_s - summary.paused_s))
 
 
 def test_compare_mode_reports_both_times_and_the_difference(colorizer, tmp_path):
@@ -169,6 +173,43 @@ def test_compare_mode_reports_both_times_and_the_difference(colorizer, tmp_path)
     assert all(r.compare_infer_ms and r.compare_infer_ms > 0 for r in results)
     assert summary.compare_speedup and summary.compare_speedup > 0
     assert summary.max_abs_diff is not None and summary.max_abs_diff <= AGREEMENT["fp32"].max_abs
+    assert summary.p999_abs_diff is not None and summary.p999_abs_diff <= summary.max_abs_diff
+    for r in results:  # each photo's own figures; the batch's max is the largest of them
+        assert r.p999_abs_diff is not None and r.max_abs_diff is not None and r.p999_abs_diff <= r.max_abs_diff
+    assert summary.max_abs_diff == max(r.max_abs_diff for r in results)
+    assert summary.compared_infer_s == pytest.approx(summary.infer_s)  # every batch was compared
+    assert summary.comparison() == "optimized fp32, batch 3 vs baseline fp32, batch 3"
+
+
+def test_the_batch_wide_p999_is_read_back_within_the_bin_width_and_never_below():
+    from engine.batch.pipeline import DiffHistogram
+
+    rng = np.random.default_rng(0)
+    parts = [np.abs(rng.standard_t(3, size=(2, 41, 50))).astype(np.float32) * s for s in (1e-3, 0.5, 8.0)]
+    hist = DiffHistogram()
+    for part in parts:
+        hist.add(part)
+    exact = float(np.percentile(np.concatenate([p.ravel() for p in parts]), 99.9, method="inverted_cdf"))
+    assert exact <= hist.percentile(99.9) <= exact * 1.016
+    assert DiffHistogram().percentile(99.9) is None
+
+
+def test_strength_scales_the_written_colour(colorizer, tmp_path):
+    """0: grey; 2: more colourful than 1 (the GUI's slider and the CLI's --strength)."""
+    from engine.color import colourfulness
+
+    src = tmp_path / "in"
+    write_grey(src / "a.png", 48, 64, 1)
+    jobs, _ = collect_inputs([src])
+    written = {}
+    for strength in (0.0, 1.0, 2.0):
+        out = tmp_path / f"out{strength}"
+        summary, _ = run(colorizer, jobs, out, strength=strength)
+        assert summary.done == 1
+        written[strength] = cv2.imread(str(out / "a.png")).astype(np.int16)
+    grey = written[0.0]
+    assert np.abs(grey[..., 0] - grey[..., 1]).max() <= 1 and np.abs(grey[..., 1] - grey[..., 2]).max() <= 1
+    assert colourfulness(written[2.0][..., ::-1]) > 1.3 * colourfulness(written[1.0][..., ::-1])
 
 
 def test_previews_carry_l_and_ab_for_the_gui(colorizer, tmp_path):

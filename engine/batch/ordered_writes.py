@@ -44,15 +44,19 @@ def _to_depth(rgb: np.ndarray, out: np.ndarray) -> None:
     out[...] = rgb  # truncates: with the 0.5 above, rounds
 
 
-def render_from_source(L: np.ndarray, source: np.ndarray, image: DecodedImage) -> np.ndarray:
+def render_from_source(L: np.ndarray, source: np.ndarray, image: DecodedImage, strength: float = 1.0) -> np.ndarray:
     """The colour photo in the input's bit depth (uint8, or uint16 for 16-bit inputs).
 
     The full-size ab is made strip by strip from ``ab_source``'s output, so memory stays bounded.
+    ``strength`` scales the ab (the chroma) as the GUI's preview does: 0 grey, 1 the model's own colour.
     """
     H, W = L.shape
     out = np.empty((H, W, 3), np.uint16 if image.pixels.dtype == np.uint16 else np.uint8)
     for r0, r1 in strips(H, W):
-        _to_depth(join_lab(L[r0:r1], ab_rows(source, H, r0, r1)), out[r0:r1])
+        ab = ab_rows(source, H, r0, r1)
+        if strength != 1.0:
+            ab *= np.float32(strength)
+        _to_depth(join_lab(L[r0:r1], ab), out[r0:r1])
     return out
 
 
@@ -67,7 +71,7 @@ def write_photo(d: Decoded, source: np.ndarray, export: ExportOptions) -> WriteO
             d.out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise write_error(err, "the output folder") from None
-        rgb = render_from_source(d.prepared.L, source, d.image)
+        rgb = render_from_source(d.prepared.L, source, d.image, export.strength)
         keep = export.keep_metadata
         encode(d.out, rgb, quality=export.jpeg_quality, alpha=d.image.alpha,
                exif=d.image.exif if keep else None, icc=d.image.icc if keep else None)

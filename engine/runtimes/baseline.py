@@ -21,10 +21,11 @@ class BaselineRuntime:
         self.device = device
         self.model = copy.deepcopy(model).float().eval().to(device)
 
-    def run(self, L: np.ndarray) -> np.ndarray:
-        check_input(L)
+    def run(self, L: np.ndarray, hints: np.ndarray | None = None) -> np.ndarray:
+        check_input(L, hints, self.model.config.hint_channels)
         with torch.inference_mode():
-            ab = self.model(torch.from_numpy(L).to(self.device))
+            h = torch.from_numpy(hints).to(self.device) if hints is not None else None
+            ab = self.model(torch.from_numpy(L).to(self.device), h)
             return ab.float().cpu().numpy()
 
     def release_memory(self) -> None:

@@ -114,7 +114,8 @@ class FusedCVUNet:
         self.dtype, self.device = dtype, device
         body = lambda c: c.to(dtype, device)  # noqa: E731
         exact = lambda c: c.to(torch.float32, device)  # noqa: E731
-        self.stem = body(fold(enc.stem()))
+        self.stem = body(fold(enc.stem()))  # a hinted model's stem reads 1 + hint_channels inputs
+        self.hint_channels = model.config.hint_channels
         self.blocks: list[FBlock] = []
         for b in enc.blocks():
             *expand, dw, project = [body(fold(c)) for c in b.convs()]
@@ -158,8 +159,9 @@ class FusedCVUNet:
         self.gain = float(model.config.chroma_gain)
         self.chunk_pixels = HIGHRES_CHUNK_PIXELS
 
-    def forward(self, L: torch.Tensor, scope: Scope, out: torch.Tensor | None = None) -> torch.Tensor:
-        """L: N x 1 x H x W float32 on the device. Returns N x 2 x H/2 x W/2 float32."""
+    def forward(self, L: torch.Tensor, scope: Scope, out: torch.Tensor | None = None,
+                hints: torch.Tensor | None = None) -> torch.Tensor:
+        """L: N x 1 x H x W float32 on the device (hints: N x 3 x H x W or None). Returns N x 2 x H/2 x W/2 float32."""
         n, _, h, w = L.shape
         # Concat buffers for the decoder stages at strides 16, 8, 4, and for the refinement (stride 2).
         cats = []
@@ -178,9 +180,18 @@ class FusedCVUNet:
         step = max(1, self.chunk_pixels // (h * w))
         for c0 in range(0, n, step):
             c1 = min(n, c0 + step)
-            x = scope.acquire((c1 - c0, 1, h, w), self.dtype, self.device, channels_last=True)
-            x.copy_(L[c0:c1])
-            x.mul_(L_SCALE).sub_(L_SHIFT)  # CVUNet.normalize, in place
+            x = scope.acquire((c1 - c0, 1 + self.hint_channels, h, w), self.dtype, self.device, channels_last=True)
+            if not self.hint_channels:
+                x.copy_(L[c0:c1])
+                x.mul_(L_SCALE).sub_(L_SHIFT)  # CVUNet.normalize, in place
+            else:  # the normalize applies to L only; the hint map goes in as it is (zeros: no hints)
+                x0 = x[:, :1]
+                x0.copy_(L[c0:c1])
+                x0.mul_(L_SCALE).sub_(L_SHIFT)
+                if hints is None:
+                    x[:, 1:].zero_()
+                else:
+                    x[:, 1:].copy_(hints[c0:c1])
             x = self.stem(x)
             for i in range(first_full):
                 x = self._block(i, x, {k: v[c0:c1] for k, v in skip_slots.items()})

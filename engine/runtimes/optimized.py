@@ -4,7 +4,7 @@
   and batches; channels_last throughout.
 - Reduced precision: fp16 on CUDA, bf16 on CPUs with native bf16.
 - On CUDA: cudnn.benchmark, pinned host buffers, non-blocking copies and CUDA graphs per
-  input shape. Optional ``torch.compile``.
+  input shape (and whether hints are given). Optional ``torch.compile``.
 """
 
 from __future__ import annotations
@@ -41,8 +41,10 @@ class OptimizedRuntime:
         if self.cuda:
             torch.backends.cudnn.benchmark = True
         self.use_graphs = cuda_graphs and self.cuda
-        self._graphs: dict[tuple[int, ...], tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor]] = {}
-        self._forward: Callable[[torch.Tensor, Scope, torch.Tensor | None], torch.Tensor] = self.net.forward
+        self._graphs: dict[tuple[tuple[int, ...], bool],
+                           tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor | None, torch.Tensor]] = {}
+        self._forward: Callable[[torch.Tensor, Scope, torch.Tensor | None, torch.Tensor | None],
+                                torch.Tensor] = self.net.forward
         if compile:
             self._forward = torch.compile(self.net.forward, dynamic=False)  # type: ignore[assignment]
 
@@ -51,54 +53,63 @@ class OptimizedRuntime:
         self.pool.clear()
         self._graphs.clear()
 
-    def run(self, L: np.ndarray) -> np.ndarray:
-        check_input(L)
+    def run(self, L: np.ndarray, hints: np.ndarray | None = None) -> np.ndarray:
+        check_input(L, hints, self.net.hint_channels)
         n, _, h, w = L.shape
         result = np.empty((n, 2, h // 2, w // 2), np.float32)
         with torch.inference_mode(), self.pool.scope() as scope:
             if not self.cuda:
                 src = torch.from_numpy(L)
                 out = torch.from_numpy(result)
-                self._forward(src, scope, out)
+                self._forward(src, scope, out, None if hints is None else torch.from_numpy(hints))
                 return result
             if self.use_graphs:
                 try:
-                    return self._run_graph(L, scope, result)
+                    return self._run_graph(L, hints, scope, result)
                 except RuntimeError as err:  # capture is best effort: fall back to eager for good
                     log.warning("CUDA graph capture failed (%s); running eagerly", err)
                     self.use_graphs = False
-            host_in = scope.acquire(L.shape, torch.float32, torch.device("cpu"), pinned=True)
-            host_in.numpy()[...] = L
-            dev_in = host_in.to(self.device, non_blocking=True)
-            ab = self._forward(dev_in, scope, None)
+            dev_in, dev_hints = self._upload(L, scope), None if hints is None else self._upload(hints, scope)
+            ab = self._forward(dev_in, scope, None, dev_hints)
             host_out = scope.acquire(tuple(ab.shape), torch.float32, torch.device("cpu"), pinned=True)
             host_out.copy_(ab, non_blocking=True)
             torch.cuda.current_stream(self.device).synchronize()
             result[...] = host_out.numpy()
             return result
 
-    def _run_graph(self, L: np.ndarray, scope: Scope, result: np.ndarray) -> np.ndarray:
-        key = tuple(L.shape)
+    def _upload(self, a: np.ndarray, scope: Scope) -> torch.Tensor:
+        """A host array on the device, through a pinned buffer (non-blocking)."""
+        host = scope.acquire(a.shape, torch.float32, torch.device("cpu"), pinned=True)
+        host.numpy()[...] = a
+        return host.to(self.device, non_blocking=True)
+
+    def _run_graph(self, L: np.ndarray, hints: np.ndarray | None, scope: Scope, result: np.ndarray) -> np.ndarray:
+        key = (tuple(L.shape), hints is not None)
         if key not in self._graphs:
-            static_in = torch.empty(key, dtype=torch.float32, device=self.device)
+            static_in = torch.empty(L.shape, dtype=torch.float32, device=self.device)
             static_in.copy_(torch.from_numpy(L))
+            static_hints = None if hints is None else torch.from_numpy(hints).to(self.device)
             graph_pool = BufferPool()  # buffers owned by the graph, never handed to anyone else
             side = torch.cuda.Stream(self.device)
             side.wait_stream(torch.cuda.current_stream(self.device))
             with torch.cuda.stream(side):
                 for _ in range(2):  # warm-up: cudnn autotuning and lazy init outside the capture
                     with graph_pool.scope() as s:
-                        self._forward(static_in, s, None)
+                        self._forward(static_in, s, None, static_hints)
             torch.cuda.current_stream(self.device).wait_stream(side)
             graph = torch.cuda.CUDAGraph()
             s = Scope(graph_pool)  # held for the graph's lifetime
             with torch.cuda.graph(graph):
-                static_out = self._forward(static_in, s, None)
-            self._graphs[key] = (graph, static_in, static_out)
-        graph, static_in, static_out = self._graphs[key]
-        host_in = scope.acquire(key, torch.float32, torch.device("cpu"), pinned=True)
+                static_out = self._forward(static_in, s, None, static_hints)
+            self._graphs[key] = (graph, static_in, static_hints, static_out)
+        graph, static_in, static_hints, static_out = self._graphs[key]
+        host_in = scope.acquire(L.shape, torch.float32, torch.device("cpu"), pinned=True)
         host_in.numpy()[...] = L
         static_in.copy_(host_in, non_blocking=True)
+        if hints is not None and static_hints is not None:
+            host_hints = scope.acquire(hints.shape, torch.float32, torch.device("cpu"), pinned=True)
+            host_hints.numpy()[...] = hints
+            static_hints.copy_(host_hints, non_blocking=True)
         graph.replay()
         host_out = scope.acquire(tuple(static_out.shape), torch.float32, torch.device("cpu"), pinned=True)
         host_out.copy_(static_out, non_blocking=True)

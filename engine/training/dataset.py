@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 
 from ..color import colourfulness, rgb_to_lab
+from ..hints import HINT_CHANNELS, sample_hints
 from ..imageio import IMAGE_EXTENSIONS
 
 log = logging.getLogger(__name__)
@@ -106,18 +107,41 @@ def jitter_lightness(L: np.ndarray, rng: np.random.Generator, gamma: float = 0.0
     return np.clip((L - 50.0) * contrast + 50.0 + exposure, 0.0, 100.0)
 
 
+def pick_photo(n: int, rng: np.random.Generator, weights: np.ndarray | None = None) -> int:
+    """One photo index: uniform, or by per-photo probabilities (groups.balanced_weights).
+
+    Uniform draws use ``rng.integers`` as they always did, so a run without weights sees the same batches.
+    """
+    if weights is None:
+        return int(rng.integers(n))
+    return int(rng.choice(n, p=weights))
+
+
 def make_batch(photos: PhotoSet, batch: int, size: int, rng: np.random.Generator,
-               augment: bool = True, crop_min: float = 0.3, gamma: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """(L: B x 1 x S x S, ab: B x 2 x S x S) float32 from random photos."""
+               augment: bool = True, crop_min: float = 0.3, gamma: float = 0.0,
+               weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(L: B x 1 x S x S, ab: B x 2 x S x S) float32 from random photos (drawn by ``weights`` if given)."""
     Ls = np.empty((batch, 1, size, size), np.float32)
     abs_ = np.empty((batch, 2, size, size), np.float32)
     for i in range(batch):
-        img = photos.images[int(rng.integers(len(photos.images)))]
+        img = photos.images[pick_photo(len(photos.images), rng, weights)]
         lab = rgb_to_lab(random_crop(img, size, rng, (crop_min, 1.0)))
         L = lab[..., 0]
         Ls[i, 0] = jitter_lightness(L, rng, gamma) if augment else L
         abs_[i] = lab[..., 1:].transpose(2, 0, 1)
     return Ls, abs_
+
+
+def make_hints(ab: np.ndarray, rng: np.random.Generator, p_none: float = 0.5,
+               geometric_p: float = 1 / 8) -> np.ndarray:
+    """Hint maps (B x 3 x S x S) for a batch's true ab (B x 2 x S x S), drawn as ``hints.sample_hints`` does.
+
+    Its own generator (not the batch's), so a hinted run sees exactly the crops an unhinted one does.
+    """
+    out = np.empty((len(ab), HINT_CHANNELS, *ab.shape[2:]), np.float32)
+    for i in range(len(ab)):
+        out[i] = sample_hints(ab[i], rng, p_none, geometric_p)
+    return out
 
 
 def fixed_batch(photos: PhotoSet, size: int) -> tuple[np.ndarray, np.ndarray]:

@@ -3,12 +3,17 @@
 Each colour photo is turned grey, colorized, and compared with the original: PSNR (RGB),
 mean ab error and Hasler-Suesstrunk colourfulness, beside two baselines that need no
 model: the grey photo itself, and a constant tint (every photo given the folder's mean ab).
+With a MANIFEST.tsv in the folder, the report also has a table per source group (groups.py): the
+overall mean is mostly whatever group has the most photos. ``--hints N ...`` colours each photo again
+with N simulated colour hints (weights that take hints only) and reports the gain per N.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import sys
+import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,10 +22,11 @@ import numpy as np
 from ..color import colourfulness, grey_rgb, join_lab, psnr, rgb_to_lab, to_uint8
 from ..colorizer import Colorizer, prepare
 from ..imageio import ImageError, decode
-from ..model import ModelConfig
+from ..model import CVUNet, ModelConfig
 from ..options import ColorizeSettings
 from ..weights import load_model
 from .dataset import TUNING_FRACTION, find_photos, split_of
+from .groups import reporting_groups
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,8 @@ class EvalSettings:
     examples: int = 4
     chroma_gain: float | None = None  # instead of the model's own: to see the PSNR/colourfulness trade-off
     against: Path | None = None  # a second weights file, compared photo by photo
+    hints: tuple[int, ...] = ()  # e.g. (0, 1, 5, 10, 50): colour again with that many simulated hints per photo
+    hint_seed: int = 0
 
 
 INTERVAL_LEVEL = 0.9
@@ -118,6 +126,112 @@ def compare(report: dict, other: dict) -> dict:
     }
 
 
+def summarise(rows: Sequence[dict]) -> dict:
+    """Mean gains over grey and over the tint and the colourfulness ratio of some rows, with intervals.
+
+    Fewer than INTERVAL_MIN_PHOTOS rows get ``interval: None`` (and the tables say so).
+    """
+    col = {k: np.array([r[k] for r in rows], np.float64) for k in ("psnr", "psnr_grey", "psnr_tint",
+                                                                    "colourfulness", "colourfulness_original")}
+    n = len(rows)
+    out: dict = {"photos": n, "gain_grey": float(np.mean(col["psnr"] - col["psnr_grey"])) if n else 0.0,
+                 "gain_tint": float(np.mean(col["psnr"] - col["psnr_tint"])) if n else 0.0,
+                 "colourfulness_ratio": (float(col["colourfulness"].mean() / max(col["colourfulness_original"].mean(),
+                                                                                  1e-9)) if n else 0.0),
+                 "interval": None}
+    if n >= INTERVAL_MIN_PHOTOS:
+        out["interval"] = {
+            "level": INTERVAL_LEVEL,
+            "gain_grey": bootstrap_interval(lambda i: float(np.mean(col["psnr"][i] - col["psnr_grey"][i])), n),
+            "gain_tint": bootstrap_interval(lambda i: float(np.mean(col["psnr"][i] - col["psnr_tint"][i])), n),
+            "colourfulness_ratio": bootstrap_interval(
+                lambda i: float(col["colourfulness"][i].mean() / max(col["colourfulness_original"][i].mean(), 1e-9)),
+                n),
+        }
+    return out
+
+
+def group_table(report: dict, groups: Sequence[str], members: dict[str, list[str]] | None = None) -> dict:
+    """{group: summarise(its rows)}, largest group first; ``groups`` names each row's group, in row order."""
+    by: dict[str, list[dict]] = {}
+    for row, g in zip(report["rows"], groups, strict=True):
+        row["group"] = g
+        by.setdefault(g, []).append(row)
+    table = {g: {**summarise(rows), "holds": (members or {}).get(g, [g])}
+             for g, rows in sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0]))}
+    return table
+
+
+def group_markdown(table: dict) -> str:
+    lines = ["| group | photos | gain over grey (dB) | over the tint (dB) | colourfulness |",
+             "|---|---:|---:|---:|---:|"]
+    small = []
+    for g, t in table.items():
+        iv = t["interval"]
+        if iv is None:
+            small.append(g)
+            lines.append(f"| {g} | {t['photos']} | {t['gain_grey']:+.2f} (no interval) | {t['gain_tint']:+.2f} | "
+                         f"{t['colourfulness_ratio']:.2f} |")
+        else:
+            lines.append(f"| {g} | {t['photos']} | {t['gain_grey']:+.2f} ({_span(iv['gain_grey'])}) | "
+                         f"{t['gain_tint']:+.2f} ({_span(iv['gain_tint'])}) | {t['colourfulness_ratio']:.2f} "
+                         f"({iv['colourfulness_ratio'][0]:.2f} to {iv['colourfulness_ratio'][1]:.2f}) |")
+    lines.append("")
+    lines.append(f"In brackets: {INTERVAL_LEVEL:.0%} intervals over each group's photos (resampled).")
+    if small:
+        lines.append(f"Too few photos (under {INTERVAL_MIN_PHOTOS}) for an interval: {', '.join(small)}; "
+                     "their means may be chance.")
+    merged = [f"{g}: {', '.join(t['holds'])}" for g, t in table.items() if t["holds"] != [g]]
+    if merged:
+        lines.append("Groups pooled: " + "; ".join(merged) + ".")
+    if len(table) > 1:
+        lines.append(f"Mean over groups, each counted once: "
+                     f"{np.mean([t['gain_grey'] for t in table.values()]):+.2f} dB over grey.")
+    return "\n".join(lines)
+
+
+def takes_hints(model: CVUNet) -> bool:
+    return int(getattr(model.config, "hint_channels", 0) or 0) > 0
+
+
+def hint_seed_of(name: str, seed: int) -> int:
+    """One seed per photo, from its name: the same photo gets the same hints in any order, at any N."""
+    return zlib.crc32(f"{seed}:{name}".encode())
+
+
+def hint_curve(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]], report: dict, counts: Sequence[int],
+               seed: int = 0) -> list[dict]:
+    """Per hint count N: each photo colorized with N simulated hints, PSNR gain over grey (summarise).
+
+    The hints are seeded per photo, so the N=5 hints start with the N=1 hint: the curve is each photo
+    with more help, not a new draw at each N. N=0 runs through the same hinted path, with no hints.
+    """
+    from ..hints import simulate_hints
+
+    curve = []
+    for n in counts:
+        rows = []
+        for (name, rgb), row in zip(photos, report["rows"], strict=True):
+            hints = simulate_hints(rgb, n, hint_seed_of(name, seed))
+            out = colorizer.colorize(rgb, hints=hints)  # type: ignore[call-arg,unused-ignore]
+            truth = rgb.astype(np.float32) / 255.0
+            rows.append({**row, "psnr": psnr(out.astype(np.float32) / 255.0, truth),
+                         "colourfulness": colourfulness(out)})
+        curve.append({"hints": int(n), **summarise(rows), "psnr": float(np.mean([r["psnr"] for r in rows])),
+                      "per_photo_psnr": [round(r["psnr"], 3) for r in rows]})
+    return curve
+
+
+def hint_markdown(curve: list[dict]) -> str:
+    lines = ["| hints per photo | PSNR (dB) | gain over grey (dB) | colourfulness |", "|---:|---:|---:|---:|"]
+    for c in curve:
+        iv = c["interval"]
+        span = f" ({_span(iv['gain_grey'])})" if iv else " (no interval)"
+        lines.append(f"| {c['hints']} | {c['psnr']:.2f} | {c['gain_grey']:+.2f}{span} | "
+                     f"{c['colourfulness_ratio']:.2f} |")
+    return "\n".join(lines)
+
+
 def load_folder(folder: Path, split: str) -> tuple[list[tuple[str, np.ndarray]], list[str]]:
     photos, problems = [], []
     for path in find_photos(folder):
@@ -185,6 +299,10 @@ def run_evaluate(s: EvalSettings) -> int:
         print("no colour photos to evaluate")
         return 1
     model = load_model(s.weights)
+    if s.hints and not takes_hints(model):
+        print(f"error: --hints: these weights take no colour hints ({s.weights or 'the shipped weights'}); "
+              "evaluate hints with weights trained with --hint-channels", file=sys.stderr)
+        return 2
     if s.chroma_gain is not None:
         model.config = ModelConfig.from_dict({**model.config.to_dict(), "chroma_gain": s.chroma_gain})
     colorizer = Colorizer.create(ColorizeSettings(size=s.size, weights=s.weights, batch_size=1), model=model)
@@ -196,9 +314,18 @@ def run_evaluate(s: EvalSettings) -> int:
     if s.against is not None:
         other = Colorizer.create(ColorizeSettings(size=s.size, weights=s.against, batch_size=1))
         report["against"] = {"weights": str(s.against), **compare(report, evaluate_photos(other, photos))}
+    groups, members = reporting_groups([name for name, _ in photos], s.folder)
+    report["groups"] = group_table(report, groups, members)
+    if s.hints:
+        report["hint_curve"] = hint_curve(colorizer, photos, report, s.hints, s.hint_seed)
     table = markdown_table(report)
     if "against" in report:
         table += "\n\n" + comparison_line(report["against"], str(s.against))
+    if len(report["groups"]) > 1:
+        table += "\n\nBy source group (from the folder's MANIFEST.tsv):\n\n" + group_markdown(report["groups"])
+    if "hint_curve" in report:
+        table += ("\n\nWith simulated colour hints (seeded random points, each the original's mean colour in a "
+                  "5x5 patch):\n\n" + hint_markdown(report["hint_curve"]))
     print()
     print(f"{len(photos)} photos from {s.folder} (split: {s.split}), {colorizer.description}, "
           f"chroma gain {model.config.chroma_gain}")

@@ -3,6 +3,9 @@
 Loss: cross-entropy over quantized ab bins with soft targets and class rebalancing
 (vivid colour instead of the brownish mean), plus smooth-L1 on the refined annealed-mean
 read-out (keeps colours in place and neutral things neutral).
+
+A hinted model (``--hint-channels 3``) also reads colour hints drawn from each crop's true colours
+(``hints.sample_hints``); its stem's hint inputs start at zero and are trained from the first step.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import math
 import queue
 import threading
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +28,12 @@ import torch.nn.functional as F
 
 from .. import color
 from ..atomic import atomic_write, write_text
-from ..model import CVUNet, ModelConfig, init_encoder_from_imagenet
+from ..devices import cpu_has_fast_bf16
+from ..model import CVUNet, ModelConfig, init_encoder_from_imagenet, with_hint_channels
 from ..progress import ProgressBar
 from ..weights import load_imagenet_lite0, load_model, save_weights, weights_meta
-from .dataset import PhotoSet, fixed_batch, load_photos, make_batch
+from .dataset import PhotoSet, fixed_batch, load_photos, make_batch, make_hints
+from .groups import balanced_weights, group_keys, group_shares
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +64,15 @@ class TrainSettings:
     colour_target: float = 0.85  # with tuning photos: the read-out keeps this share of the originals' colour
     crop_min: float = 0.3  # smallest crop, as a share of the photo's shorter side
     gamma_jitter: float = 0.0  # e.g. 0.2: log-gamma jitter on L
+    balance_groups: bool = False  # draw photos by MANIFEST group (groups.balanced_weights), the one-source food capped
+    extra_data: Path | None = None  # e.g. the cut-outs: more training photos, drawn at their own share
+    extra_share: float = 0.1  # the extra folder's share of all samples
     threads: int | None = None
+    hint_channels: int = 0  # 3: a model that also reads colour hints (ab and mask)
+    hint_p_none: float = 0.5  # share of training crops given no hints
+    hint_geometric_p: float = 1 / 8  # otherwise a geometric number of hint points, mean 1/p
+    first_trained_block: int = FIRST_TRAINED_BLOCK  # encoder blocks from here on are fine-tuned
+    autocast: str = ""  # "bf16": the forward under CPU bf16 autocast (where the CPU runs bf16 natively)
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -70,8 +84,10 @@ def soft_targets(ab: torch.Tensor, centres: torch.Tensor, sigma: float) -> tuple
 
 
 def losses(model: CVUNet, L: torch.Tensor, ab: torch.Tensor, class_w: torch.Tensor,
-           reg_weight: float, reg_beta: float = 0.05) -> tuple[torch.Tensor, dict[str, float]]:
-    logits, ab_pred = model.forward_train(L)
+           reg_weight: float, reg_beta: float = 0.05, hints: torch.Tensor | None = None,
+           bf16: bool = False) -> tuple[torch.Tensor, dict[str, float]]:
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        logits, ab_pred = model.forward_train(L, hints=hints)
     ab4 = F.avg_pool2d(ab, 4)
     target, nearest = soft_targets(ab4, model.bins, color.BIN_STEP / 2)
     ce_map = -(target * torch.log_softmax(logits.float(), dim=1)).sum(1)
@@ -203,26 +219,30 @@ class WeightAverage:
 class BatchPrefetcher:
     """Builds batches in a background thread; each step's batch depends only on (seed, step)."""
 
-    def __init__(self, photos: PhotoSet, s: TrainSettings, start: int) -> None:
-        self.q: queue.Queue[tuple[int, np.ndarray, np.ndarray]] = queue.Queue(maxsize=3)
+    def __init__(self, photos: PhotoSet, s: TrainSettings, start: int, weights: np.ndarray | None = None) -> None:
+        self.q: queue.Queue[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]] = queue.Queue(maxsize=3)
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, args=(photos, s, start), daemon=True)
+        self.thread = threading.Thread(target=self._run, args=(photos, s, start, weights), daemon=True)
         self.thread.start()
 
-    def _run(self, photos: PhotoSet, s: TrainSettings, start: int) -> None:
+    def _run(self, photos: PhotoSet, s: TrainSettings, start: int, weights: np.ndarray | None) -> None:
         step = start
         while not self.stop.is_set():
             rng = np.random.default_rng([s.seed, step])
-            L, ab = make_batch(photos, s.batch, s.size, rng, crop_min=s.crop_min, gamma=s.gamma_jitter)
+            L, ab = make_batch(photos, s.batch, s.size, rng, crop_min=s.crop_min, gamma=s.gamma_jitter,
+                                weights=weights)
+            hints = None
+            if s.hint_channels:  # a generator of their own: the crops stay those of an unhinted run
+                hints = make_hints(ab, np.random.default_rng([s.seed, step, 1]), s.hint_p_none, s.hint_geometric_p)
             while not self.stop.is_set():
                 try:
-                    self.q.put((step, L, ab), timeout=0.2)
+                    self.q.put((step, L, ab, hints), timeout=0.2)
                     break
                 except queue.Full:
                     continue
             step += 1
 
-    def get(self) -> tuple[int, np.ndarray, np.ndarray]:
+    def get(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray | None]:
         return self.q.get()
 
     def close(self) -> None:
@@ -230,14 +250,39 @@ class BatchPrefetcher:
         self.thread.join(timeout=5)
 
 
-def set_encoder_trainable(model: CVUNet, trainable: bool) -> None:
+def set_encoder_trainable(model: CVUNet, trainable: bool, first_block: int = FIRST_TRAINED_BLOCK) -> None:
+    """Blocks from ``first_block`` on train when ``trainable``; the stem stays as ImageNet made it.
+
+    A hinted model's stem weight trains from the start (its hint inputs begin at zero), but
+    ``keep_stem_L`` zeroes the gradient of its L input, so only the hint inputs learn.
+    """
     for i, block in enumerate(model.encoder._blocks):
-        on = trainable and i >= FIRST_TRAINED_BLOCK
+        on = trainable and i >= first_block
         block.requires_grad_(on)
         block.train(on)
     for m in (model.encoder._conv_stem, model.encoder._bn0):
         m.requires_grad_(False)
         m.train(False)
+    if model.config.hint_channels:
+        model.encoder._conv_stem.weight.requires_grad_(True)
+
+
+def keep_stem_L(model: CVUNet) -> None:
+    """No update for the stem's L input (its hint inputs learn): called between backward and the step."""
+    grad = model.encoder._conv_stem.weight.grad
+    if model.config.hint_channels and grad is not None:
+        grad[:, :1].zero_()
+
+
+def resolve_autocast(asked: str) -> tuple[bool, str]:
+    """(use bf16 autocast, why or why not), from ``TrainSettings.autocast``."""
+    if asked in ("", "none", "fp32"):
+        return False, "fp32 (no autocast asked for)"
+    if asked != "bf16":
+        raise ValueError(f"unknown autocast {asked!r}: use bf16 or none")
+    if not cpu_has_fast_bf16():
+        return False, "fp32: this CPU has no native bf16 (AVX-512 BF16 or AMX), where bf16 autocast would be slow"
+    return True, "bf16 autocast on a CPU with native bf16"
 
 
 def lr_at(step: int, s: TrainSettings) -> float:
@@ -259,15 +304,47 @@ def build_model(s: TrainSettings, train: PhotoSet) -> tuple[CVUNet, np.ndarray]:
     ab = np.concatenate(samples)
     if s.init is not None:
         model = load_model(s.init)
+        if s.hint_channels and model.config.hint_channels != s.hint_channels:
+            model = with_hint_channels(model, s.hint_channels)  # the start's weights, hint inputs zero
         centres = model.bins.numpy()
     else:
         centres, _ = color.fit_bins(ab)
-        model = CVUNet(ModelConfig(num_bins=len(centres)))
+        model = CVUNet(ModelConfig(num_bins=len(centres), hint_channels=s.hint_channels))
         model.bins.copy_(torch.from_numpy(centres))
         init_encoder_from_imagenet(model, load_imagenet_lite0().state_dict())
     idx = color.nearest_bin(ab[rng.permutation(len(ab))[:200_000]], centres)
     prior = np.bincount(idx, minlength=len(centres)).astype(np.float64) + 1.0
     return model, (prior / prior.sum()).astype(np.float32)
+
+
+ONE_SOURCE_CAP = {"ifct": 0.15}  # the one-source food photos' largest share of samples
+
+
+def training_mix(s: TrainSettings, train_set: PhotoSet) -> tuple[PhotoSet, np.ndarray | None, dict[str, Any]]:
+    """The photos batches are drawn from, their sampling probabilities (None: uniform) and what the card says.
+
+    With ``balance_groups``, photos are drawn by MANIFEST group (see groups.balanced_weights); with
+    ``extra_data``, that folder's photos (all of them: it has no validation side) are added at
+    ``extra_share`` of the samples. The bins and the class prior stay those of the main photos.
+    """
+    keys = group_keys(train_set.names, s.data)
+    n = len(train_set.images)
+    w = balanced_weights(keys, ONE_SOURCE_CAP) if s.balance_groups else np.full(n, 1.0 / n)
+    info: dict[str, Any] = {"balance_groups": s.balance_groups, "cap": ONE_SOURCE_CAP if s.balance_groups else {},
+                            "group_photos": dict(sorted(Counter(keys).items())), "group_shares": group_shares(keys, w)}
+    if s.extra_data is None:
+        log.info("sampling: %s", info)
+        return train_set, (w if s.balance_groups else None), info
+    if not 0.0 < s.extra_share < 1.0:
+        raise ValueError(f"extra share {s.extra_share}: must be between 0 and 1")
+    extra = load_photos(s.extra_data, None)
+    if not extra.images:
+        raise ValueError(f"no usable colour photos in {s.extra_data}")
+    mix = PhotoSet(train_set.names + [f"extra:{name}" for name in extra.names], train_set.images + extra.images)
+    weights = np.concatenate([w * (1.0 - s.extra_share), np.full(len(extra.images), s.extra_share / len(extra.images))])
+    info.update({"extra_folder": str(s.extra_data), "extra_photos": len(extra.images), "extra_share": s.extra_share})
+    log.info("sampling: %s", info)
+    return mix, weights / weights.sum(), info
 
 
 def train(s: TrainSettings) -> dict[str, Any]:
@@ -286,12 +363,22 @@ def train(s: TrainSettings) -> dict[str, Any]:
              len(tune_set.images), len(val_set.images))
 
     model, prior = build_model(s, train_set)
+    if model.config.hint_channels != s.hint_channels:  # fine-tuning hinted weights goes on with hints
+        log.info("the --init weights read %d hint channels: training with them", model.config.hint_channels)
+        s.hint_channels = model.config.hint_channels
+    bf16, autocast_note = resolve_autocast(s.autocast)
+    log.info("training precision: %s", autocast_note)
     model = model.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
     class_w = torch.from_numpy(color.rebalance_weights(prior, s.rebalance))
-    enc_params = [p for n, p in model.named_parameters() if n.startswith("encoder.")]
+    stem = "encoder._conv_stem.weight"
+    enc_params = [p for n, p in model.named_parameters() if n.startswith("encoder.") and n != stem]
     dec_params = [p for n, p in model.named_parameters() if not n.startswith("encoder.")]
+    # The stem (trained only in a hinted model: its new hint inputs) without weight decay, so its L input stays put.
+    stem_params = [p for n, p in model.named_parameters() if n == stem]
     opt = torch.optim.AdamW([{"params": dec_params, "lr_scale": 1.0},
-                             {"params": enc_params, "lr_scale": s.encoder_lr_scale}], lr=s.lr, weight_decay=1e-4)
+                             {"params": enc_params, "lr_scale": s.encoder_lr_scale},
+                             {"params": stem_params, "lr_scale": 1.0, "weight_decay": 0.0}],
+                            lr=s.lr, weight_decay=1e-4)
     step, elapsed_before, history = 0, 0.0, []
     average = WeightAverage(model, s.ema_decay) if s.ema_decay > 0 else None
     best_path = s.work / "best.pt"  # the snapshot that did best on the tuning photos so far
@@ -326,7 +413,8 @@ def train(s: TrainSettings) -> dict[str, Any]:
 
     first_step = step
     bar = ProgressBar(s.steps, unit="it", every=25, first=first_step)
-    prefetch = BatchPrefetcher(train_set, s, step)
+    mix_set, mix_weights, sampling = training_mix(s, train_set)
+    prefetch = BatchPrefetcher(mix_set, s, step, mix_weights)
     stopped_by_budget = False
     ema: dict[str, float] = {}
     try:
@@ -335,17 +423,19 @@ def train(s: TrainSettings) -> dict[str, Any]:
                 stopped_by_budget = True
                 break
             model.train()
-            set_encoder_trainable(model, step >= s.freeze_steps)
+            set_encoder_trainable(model, step >= s.freeze_steps, s.first_trained_block)
             lr = lr_at(step, s)
             for g in opt.param_groups:
                 g["lr"] = lr * g["lr_scale"]
-            got, L, ab = prefetch.get()
+            got, L, ab, hints = prefetch.get()
             assert got == step
             Lt = torch.from_numpy(L).contiguous(memory_format=torch.channels_last)
             abt = torch.from_numpy(ab)
-            loss, parts = losses(model, Lt, abt, class_w, s.reg_weight, s.reg_beta)
+            ht = None if hints is None else torch.from_numpy(hints).contiguous(memory_format=torch.channels_last)
+            loss, parts = losses(model, Lt, abt, class_w, s.reg_weight, s.reg_beta, ht, bf16)
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            keep_stem_L(model)
             opt.step()
             if average is not None:
                 average.update(model)
@@ -397,7 +487,7 @@ def train(s: TrainSettings) -> dict[str, Any]:
     card = {
         "name": "Colorizer CV_UNet",
         "data": {"folder": str(s.data), "train_photos": len(train_set.images), "tuning_photos": len(tune_set.images),
-                 "validation_photos": len(val_set.images), "tuning_names": tune_set.names,
+                 "validation_photos": len(val_set.images), "sampling": sampling, "tuning_names": tune_set.names,
                  "validation_names": val_set.names},
         "steps": step, "planned_steps": s.steps, "stopped_by_time_budget": stopped_by_budget,
         "minutes": round(minutes, 1),
@@ -410,6 +500,10 @@ def train(s: TrainSettings) -> dict[str, Any]:
         "readout_search": [{k: round(v, 3) for k, v in r.items()} for r in readout_rows],
         "validation_256px_centre_crops": final, "history": history,
         "torch": torch.__version__, "threads": torch.get_num_threads(),
+        "precision": {"autocast_asked": s.autocast or "none", "used": "bf16 autocast" if bf16 else "fp32",
+                      "why": autocast_note},
+        "hints": ({"channels": s.hint_channels, "p_none": s.hint_p_none, "geometric_p": s.hint_geometric_p}
+                  if s.hint_channels else None),
         "started_from": init_card(s.init),
     }
     save_weights(model, s.out, meta={"card": json.dumps(card)})
@@ -444,6 +538,18 @@ def _stage_line(card: dict[str, Any]) -> str:
             f"{st.get('freeze_steps')} steps, seed {st.get('seed')})")
 
 
+def _sampling_lines(sampling: dict[str, Any]) -> list[str]:
+    if not sampling.get("balance_groups") and "extra_folder" not in sampling:
+        return []
+    how = (f"by MANIFEST group (share ~ sqrt of size, capped {sampling.get('cap')}): {sampling.get('group_shares')}"
+           if sampling.get("balance_groups") else "uniformly")
+    line = f"- Training photos drawn {how}"
+    if "extra_folder" in sampling:
+        line += (f"; plus {sampling['extra_photos']} photos from `{sampling['extra_folder']}` at "
+                 f"{sampling['extra_share']:.0%} of the samples")
+    return [line + "."]
+
+
 def write_model_card(card: dict[str, Any], weights: Path) -> None:
     write_text(weights.with_suffix(".json"), json.dumps(card, indent=2))
     v = card.get("validation_256px_centre_crops", {})
@@ -460,6 +566,7 @@ def write_model_card(card: dict[str, Any], weights: Path) -> None:
         + _readout_note(card.get("readout", {})),
         f"- Shipped weights: {card.get('weights', 'last step')}.",
     ]
+    lines += _sampling_lines(card["data"].get("sampling") or {})
     if v:
         lines.append(f"- Validation (256 px centre crops): PSNR {v['psnr']:.2f} dB vs grey {v['psnr_grey']:.2f} dB "
                      f"(+{v['gain_db']:.2f} dB), colourfulness {v['colourfulness_ratio']:.2f} of the originals'.")

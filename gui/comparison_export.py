@@ -1,0 +1,93 @@
+"""File > Export Comparison…: the photo on screen as one before/after image, side by side and captioned.
+
+``compose`` is a pure function of two RGB arrays and their captions (no window needed); the window
+hands it the previews it shows, so the After side carries the colour strength set on screen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QColor, QFont, QImage, QPainter
+from PySide6.QtWidgets import QFileDialog, QWidget
+
+GAP = 8  # px of white between the two sides
+BAND = 34  # px of caption band above the photos
+EXTENSIONS = (".png", ".jpg", ".jpeg")
+
+
+def qimage_to_rgb(image: QImage) -> np.ndarray:
+    """A QImage -> H x W x 3 uint8 RGB array (a copy)."""
+    rgb = image.convertToFormat(QImage.Format.Format_RGB888)
+    h, w, stride = rgb.height(), rgb.width(), rgb.bytesPerLine()
+    data = np.frombuffer(rgb.constBits(), np.uint8, count=h * stride).reshape(h, stride)
+    return data[:, : 3 * w].reshape(h, w, 3).copy()
+
+
+def _to_qimage(rgb: np.ndarray) -> QImage:
+    rgb = np.ascontiguousarray(rgb, dtype=np.uint8)
+    h, w, _ = rgb.shape
+    return QImage(rgb.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
+
+
+def compose(before: np.ndarray, after: np.ndarray, before_caption: str = "Before",
+            after_caption: str = "After") -> QImage:
+    """Before (left) and after (right) on a white sheet with a caption above each side.
+
+    Both are H x W x 3 uint8 RGB; the shorter side is centred vertically. The sheet is
+    ``w_before + GAP + w_after`` wide and ``BAND + max(h)`` tall.
+    """
+    hb, wb = before.shape[:2]
+    ha, wa = after.shape[:2]
+    height = max(hb, ha)
+    sheet = QImage(wb + GAP + wa, BAND + height, QImage.Format.Format_RGB888)
+    sheet.fill(QColor("white"))
+    painter = QPainter(sheet)
+    try:
+        painter.drawImage(0, BAND + (height - hb) // 2, _to_qimage(before))
+        painter.drawImage(wb + GAP, BAND + (height - ha) // 2, _to_qimage(after))
+        font = QFont()
+        font.setPixelSize(max(11, min(20, BAND - 14)))
+        painter.setFont(font)
+        painter.setPen(QColor(30, 30, 30))
+        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        for x, w, text in ((0, wb, before_caption), (wb + GAP, wa, after_caption)):
+            box = QRect(x + 6, 0, max(1, w - 12), BAND)
+            painter.drawText(box, flags, painter.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle,
+                                                                          box.width()))
+    finally:
+        painter.end()
+    return sheet
+
+
+def captions(name: str, strength_percent: int | None = None) -> tuple[str, str]:
+    """("Before · NAME", "After · NAME[, strength S%]")."""
+    after = f"After · {name}"
+    if strength_percent is not None and strength_percent != 100:
+        after += f" · strength {strength_percent}%"
+    return f"Before · {name}", after
+
+
+def suggested_name(photo: Path) -> str:
+    return f"{photo.stem}-before-after.png"
+
+
+def write(path: Path, image: QImage, quality: int = 92) -> Path | None:
+    """Save as JPEG for .jpg/.jpeg, else PNG (".png" added when the name has neither); the path written or None."""
+    if path.suffix.lower() not in EXTENSIONS:
+        path = path.with_name(path.name + ".png")
+    fmt = "JPEG" if path.suffix.lower() in (".jpg", ".jpeg") else "PNG"
+    return path if image.save(str(path), fmt, quality if fmt == "JPEG" else -1) else None
+
+
+def export_dialog(parent: QWidget, before: QImage, after: QImage, photo: Path, folder: Path,
+                  strength_percent: int | None = None) -> Path | None:
+    """Ask where to save the comparison of the photo on screen, then write it; the path written or None."""
+    chosen, _ = QFileDialog.getSaveFileName(parent, "Export comparison", str(folder / suggested_name(photo)),
+                                            "PNG image (*.png);;JPEG image (*.jpg *.jpeg)")
+    if not chosen:
+        return None
+    sheet = compose(qimage_to_rgb(before), qimage_to_rgb(after), *captions(photo.name, strength_percent))
+    return write(Path(chosen), sheet)

@@ -1,0 +1,43 @@
+"""Run Again: colorize finished photos once more, and offer it when the settings changed since their run.
+
+Each queue row remembers the settings of the run that last took it up (``QueueModel.begin_run``);
+``run_key`` is what is compared: everything that changes what is written or measured (engine
+settings, export options including the colour strength, and compare mode), not the view.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .settings import AppSettings
+
+
+def run_key(s: AppSettings) -> tuple[Any, ...]:
+    """The settings a run is made with, hashable and comparable."""
+    return (s.model, s.export, s.compare)
+
+
+def out_of_date(done_with: Any, now: tuple[Any, ...]) -> bool:
+    """Whether a photo made with the settings ``done_with`` would come out differently, or unmeasured, now:
+    other engine or export settings, or compare mode asked for where it was not run (not the reverse).
+    """
+    if done_with is None:
+        return True
+    model, export, compared = done_with
+    return (model, export) != now[:2] or (now[2] and not compared)
+
+
+def _photos(n: int) -> str:
+    return f"{n} photo{'s' if n != 1 else ''}"
+
+
+def changed_text(stale: int, shortcut: str) -> str:
+    """The status-bar offer once settings changed since ``stale`` done photos were colorized."""
+    return (f"Settings changed since {_photos(stale)} {'were' if stale != 1 else 'was'} colorized: "
+            f"Run Again ({shortcut}) colorizes {'them' if stale != 1 else 'it'} with the new settings")
+
+
+def nothing_to_run_text(shortcut: str) -> str:
+    """What Start says when every photo is finished: not a dead end, Run Again is the way on."""
+    return (f"Every queued photo is already done or skipped: Run Again ({shortcut}) colorizes them again "
+            "(the selected photos, or all)")

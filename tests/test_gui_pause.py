@@ -1,0 +1,90 @@
+"""Pause: the photos finished while pausing show done, the ETA stops while paused and counts down
+otherwise, and the final photos/s leaves the paused time out.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from engine.batch.pipeline import RunControl
+from gui import batch as gui_batch
+from gui.batch import Progress, progress_format
+
+TIMEOUT_MS = 60_000
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch) -> FakeClock:
+    fake = FakeClock()
+    monkeypatch.setattr(gui_batch.time, "monotonic", fake)
+    return fake
+
+
+def test_the_eta_leaves_out_the_time_paused_and_stands_still_while_paused(clock):
+    p = Progress(10)
+    clock.now += 4.0
+    p.photo_done()
+    p.photo_done()  # 2 photos in 4 s: 2 s a photo, 8 left
+    assert p.eta_s() == pytest.approx(16.0)
+    clock.now += 1.0
+    assert p.eta_s() == pytest.approx(15.0)  # counts down between photos
+    p.pause()
+    clock.now += 600.0
+    assert p.eta_s() == pytest.approx(15.0) and progress_format(p).endswith("paused")
+    p.resume()
+    assert p.eta_s() == pytest.approx(15.0) and "ETA 0:15" in progress_format(p)
+    clock.now += 1.0
+    p.photo_done()  # 3 photos in 6 s of work (the 600 s paused not counted): 2 s a photo, 7 left
+    assert p.eta_s() == pytest.approx(14.0)
+
+
+def test_photos_finished_while_pausing_show_done_and_photos_per_s_leaves_out_the_pause(qtbot, make_window,
+                                                                                      slow_backend, grey_photos,
+                                                                                      monkeypatch):
+    window = make_window(slow_backend, batch_size=2)
+    window.add_paths(grey_photos(6))
+    held = threading.Event()  # the worker reached the paused wait between photos
+    wait_if_paused = RunControl.wait_if_paused
+
+    def spy_wait(control: RunControl) -> None:
+        if control.paused:
+            held.set()
+        wait_if_paused(control)
+
+    monkeypatch.setattr(RunControl, "wait_if_paused", spy_wait)
+    done_results = []
+    window.controller.image_done.connect(lambda r: done_results.append(r) if r.status == "done" else None)
+    started = []
+    window.controller.image_started.connect(started.append)
+
+    def pause_on_first(_index) -> None:
+        if len(started) == 1:
+            window.actions_by_name["pause"].setChecked(True)  # while the first batch is being worked on
+
+    window.controller.image_started.connect(pause_on_first)
+    assert window.start_batch()
+    qtbot.waitUntil(held.is_set, timeout=TIMEOUT_MS)
+    QApplication.processEvents()  # deliver what the engine reported before it held
+    statuses = [r.status for r in window.queue.rows()]
+    assert "working" not in statuses  # every photo taken up before the pause was written and shown done
+    assert statuses.count("done") == len(done_results) >= 1
+    assert window.progress.format().endswith("paused")
+
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
+        window.actions_by_name["pause"].setChecked(False)
+    summary = blocker.args[0]
+    assert summary.done == 6 and 0 < summary.paused_s < summary.wall_s
+    assert summary.photos_per_s == pytest.approx(summary.done / (summary.wall_s - summary.paused_s))
+    assert "paused, not counted" in window.summary.fields["rate"].text()
+    assert "paused (not counted)" in window.status_label.text()

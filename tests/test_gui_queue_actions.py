@@ -1,0 +1,192 @@
+"""What a photo app offers on its queue: Undo/Redo of removing photos, opening a result by double-click or
+from the context menu (and saying so when nothing can open it), and exporting a before/after image.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+
+from gui.comparison_export import BAND, GAP, compose, qimage_to_rgb
+
+
+class _Desktop:
+    """Stands in for QDesktopServices: records what was opened, answers ``answer``."""
+
+    opened: list[str] = []
+    answer = True
+
+    @classmethod
+    def openUrl(cls, url):  # noqa: N802 - Qt's name
+        cls.opened.append(url.toLocalFile())
+        return cls.answer
+
+
+def _desktop(monkeypatch, answer: bool) -> type[_Desktop]:
+    monkeypatch.setattr("gui.queue_menu.QDesktopServices", _Desktop)
+    _Desktop.opened, _Desktop.answer = [], answer
+    return _Desktop
+
+
+def _names(window) -> list[str]:
+    return [r.path.name for r in window.queue.rows()]
+
+
+def _run(qtbot, window) -> None:
+    with qtbot.waitSignal(window.controller.finished, timeout=60_000):
+        assert window.start_batch()
+
+
+def _double_click(qtbot, widget, pos) -> None:
+    """Press-release then the double-click event, as a mouse sends them (QTest's dclick alone has no press)."""
+    qtbot.mouseClick(widget, Qt.MouseButton.LeftButton, pos=pos)
+    qtbot.mouseDClick(widget, Qt.MouseButton.LeftButton, pos=pos)
+
+
+def test_removing_photos_then_undo_restores_them_in_place_with_their_state_and_redo_removes_again(
+        make_window, backend, grey_photos):
+    window = make_window(backend)
+    window.add_paths(grey_photos(5))
+    names = _names(window)
+    keys = [r.key for r in window.queue.rows()]
+    window.queue.set_status([keys[1]], "failed", message="cannot decode")
+    assert [a.text() for a in window.menus["&Edit"].actions()][:2] == ["&Undo", "&Redo"]
+    undo, redo = window.actions_by_name["undo"], window.actions_by_name["redo"]
+    assert not undo.isEnabled()
+
+    window.table.selectRow(1)
+    window.table.selectionModel().select(window.queue.index(3, 0), window.table.selectionModel().SelectionFlag.Select
+                                         | window.table.selectionModel().SelectionFlag.Rows)
+    window.remove_selected()
+    assert _names(window) == [names[0], names[2], names[4]]
+    assert undo.isEnabled() and undo.text() == "&Undo Remove 2 photos"
+
+    undo.trigger()
+    assert _names(window) == names
+    row = window.queue.row(1)
+    assert (row.key, row.status, row.message) == (keys[1], "failed", "cannot decode")
+    assert redo.isEnabled()
+
+    redo.trigger()
+    assert _names(window) == [names[0], names[2], names[4]]
+
+    window.clear_queue()
+    assert window.queue.rowCount() == 0
+    undo.trigger()
+    assert _names(window) == [names[0], names[2], names[4]]
+    undo.trigger()
+    assert _names(window) == names
+
+
+def test_undo_is_off_while_a_batch_runs(make_window, slow_backend, grey_photos, qtbot):
+    window = make_window(slow_backend)
+    window.add_paths(grey_photos(4))
+    window.table.selectRow(0)
+    window.remove_selected()
+    assert window.actions_by_name["undo"].isEnabled()
+    with qtbot.waitSignal(window.controller.finished, timeout=60_000):
+        assert window.start_batch()
+        assert not window.actions_by_name["undo"].isEnabled()
+        window.actions_by_name["undo"].trigger()  # ignored: the batch holds the rows' keys
+        assert window.queue.rowCount() == 3
+    assert window.actions_by_name["undo"].isEnabled()
+
+
+def test_double_click_on_a_done_row_opens_its_result_and_says_so_when_nothing_can(
+        make_window, backend, grey_photos, qtbot, monkeypatch):
+    window = make_window(backend)
+    window.add_paths(grey_photos(2))
+    _run(qtbot, window)
+    output = window.queue.row(1).output
+    assert output is not None and output.is_file()
+    desktop = _desktop(monkeypatch, True)
+    rect = window.table.visualRect(window.queue.index(1, 0))
+    _double_click(qtbot, window.table.viewport(), rect.center())
+    assert desktop.opened == [str(output)]
+    assert "Opened" in window.status_label.text()
+
+    desktop.answer = False
+    _double_click(qtbot, window.table.viewport(), rect.center())
+    assert desktop.opened == [str(output)] * 2
+    assert window.status_label.text().startswith(f"Could not open {output.name}")
+
+
+def test_context_menu_offers_open_show_and_copy_and_copy_path_puts_the_result_on_the_clipboard(
+        make_window, backend, grey_photos, qtbot, monkeypatch):
+    window = make_window(backend)
+    photos = grey_photos(2)
+    window.add_paths(photos)
+    window.table.selectRow(0)
+    menu = window.queue_menu.build_menu()
+    actions = {a.text(): a for a in menu.actions() if a.text()}
+    assert {"Open &Result", "Open &Original", "Show in &Folder", "&Copy Path", "&Remove Selected"} <= set(actions)
+    assert not actions["Open &Result"].isEnabled()  # not colorized yet
+    actions["&Copy Path"].trigger()
+    assert QGuiApplication.clipboard().text() == str(photos[0])
+
+    _run(qtbot, window)
+    window.table.selectRow(0)
+    actions = {a.text(): a for a in window.queue_menu.build_menu().actions() if a.text()}
+    output = window.queue.row(0).output
+    actions["&Copy Path"].trigger()
+    assert QGuiApplication.clipboard().text() == str(output)
+    desktop = _desktop(monkeypatch, True)
+    actions["Open &Result"].trigger()
+    actions["Open &Original"].trigger()
+    actions["Show in &Folder"].trigger()
+    assert desktop.opened == [str(output), str(photos[0]), str(output.parent)]
+
+
+def test_open_output_folder_says_in_the_window_when_nothing_could_be_launched(make_window, backend, monkeypatch):
+    window = make_window(backend)
+    desktop = _desktop(monkeypatch, False)
+    window.actions_by_name["open_output"].trigger()
+    folder = window.export_panel.choice().output_dir
+    assert desktop.opened == [str(folder)]
+    assert window.status_label.text().startswith("Could not open the output folder")
+    window.set_status("")
+    window.export_panel.open_button.click()
+    assert len(desktop.opened) == 2 and "Could not open" in window.status_label.text()
+
+
+def test_compose_puts_before_left_and_after_right_under_their_captions():
+    grey = np.full((30, 50, 3), 120, np.uint8)
+    colour = np.zeros((40, 60, 3), np.uint8)
+    colour[..., 0] = 200
+    sheet = qimage_to_rgb(compose(grey, colour, "Before · a.png", "After · a.png"))
+    assert sheet.shape == (BAND + 40, 50 + GAP + 60, 3)
+    photos = sheet[BAND + 6: BAND + 34].astype(int)  # the shorter before side is centred: rows 5..35
+    left, right = photos[:, 2:48], photos[:, 50 + GAP + 2:-2]
+    assert (left == 120).all()
+    assert (right[..., 0] == 200).all() and (right[..., 1] == 0).all()
+    assert (photos[:, 50:50 + GAP] == 255).all()  # the white gap between them
+    assert (sheet[:BAND, :50] < 128).any() and (sheet[:BAND, 50 + GAP:] < 128).any()  # both captions drawn
+
+
+def test_export_comparison_writes_one_side_by_side_image_grey_left_colour_right(
+        make_window, backend, grey_photos, qtbot, monkeypatch, tmp_path):
+    window = make_window(backend)
+    window.add_paths(grey_photos(2, size=(80, 120)))
+    _run(qtbot, window)
+    window.table.selectRow(1)
+    target = tmp_path / "compare.png"
+    monkeypatch.setattr("gui.comparison_export.QFileDialog.getSaveFileName",
+                        lambda *a, **k: (str(target), "PNG image (*.png)"))
+    assert window.export_comparison() == target
+    image = cv2.cvtColor(cv2.imread(str(target)), cv2.COLOR_BGR2RGB).astype(int)
+    side = window.preview.before_image().width()
+    assert abs(image.shape[1] - 2 * side) <= GAP + 2
+    photo = image[-side // 2:]  # below the caption band
+    left, right = photo[:, : side - 2], photo[:, side + GAP + 2:]
+    spread = lambda a: np.abs(a - a.mean(axis=2, keepdims=True)).mean()  # noqa: E731 - 0 for grey
+    assert spread(left) < 0.5
+    assert spread(right) > 2.0
+    assert "Exported the comparison" in window.status_label.text()
+
+
+def test_export_comparison_without_a_colorized_photo_says_so(make_window, backend):
+    window = make_window(backend)
+    assert window.export_comparison() is None
+    assert window.status_label.text().startswith("Nothing to export")

@@ -1,0 +1,83 @@
+"""Run Again: finished photos can be colorized again (selected or all), and it is offered when the
+settings changed since their run, including after ticking Compare.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelectionModel
+
+from gui.queue_model import COL_BASELINE
+
+TIMEOUT_MS = 60_000
+
+
+def _run(qtbot, window, action: str = "start"):
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
+        window.actions_by_name[action].trigger()
+    return blocker.args[0]
+
+
+def test_ticking_compare_after_a_batch_offers_run_again_and_it_compares_every_photo(qtbot, make_window, backend,
+                                                                                    grey_photos):
+    window = make_window(backend)
+    window.add_paths(grey_photos(3))
+    _run(qtbot, window)
+    window.engine_panel.compare.setChecked(True)
+    assert "Settings changed since 3 photos were colorized" in window.status_label.text()
+    assert "Run Again (Ctrl+R)" in window.status_label.text()
+    assert not window.start_batch()  # Start only takes new and failed photos...
+    assert "Run Again" in window.status_label.text()  # ...and says what does the rest, not a dead end
+    assert window.actions_by_name["run_again"].isEnabled()
+
+    summary = _run(qtbot, window, "run_again")
+    assert summary.total == 3 and summary.done == 3 and summary.compare_speedup is not None
+    assert [r.status for r in window.queue.rows()] == ["done"] * 3
+    assert all(window.queue.data(window.queue.index(i, COL_BASELINE)) for i in range(3))
+
+
+def test_run_again_with_a_selection_colorizes_only_the_selected_photos(qtbot, make_window, backend, grey_photos,
+                                                                       tmp_path):
+    window = make_window(backend)
+    window.add_paths(grey_photos(3))
+    _run(qtbot, window)
+    first_outputs = [r.output for r in window.queue.rows()]
+    window.table.selectionModel().select(window.queue.index(1, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                         | QItemSelectionModel.SelectionFlag.Rows)
+    summary = _run(qtbot, window, "run_again")
+    assert summary.total == 1 and summary.done == 1
+    rows = window.queue.rows()
+    assert [r.status for r in rows] == ["done"] * 3
+    assert rows[0].output == first_outputs[0] and rows[2].output == first_outputs[2]
+    assert rows[1].output != first_outputs[1] and rows[1].output.is_file()  # a new file: if-exists is "new name"
+
+
+def test_no_offer_while_the_settings_are_those_of_the_last_run(qtbot, make_window, backend, grey_photos):
+    window = make_window(backend)
+    window.add_paths(grey_photos(2))
+    _run(qtbot, window)
+    window.engine_panel.compare.setChecked(True)
+    assert "Settings changed" in window.status_label.text()
+    window.set_status("")
+    window.engine_panel.compare.setChecked(False)  # back to the settings the photos were made with
+    assert "Settings changed" not in window.status_label.text()
+
+
+def test_unticking_compare_after_a_compared_batch_offers_nothing(qtbot, make_window, backend, grey_photos):
+    """The photos would come out the same and were measured: nothing to run again for."""
+    window = make_window(backend)
+    window.engine_panel.compare.setChecked(True)
+    window.add_paths(grey_photos(2))
+    _run(qtbot, window)
+    window.set_status("")
+    window.engine_panel.compare.setChecked(False)
+    assert "Settings changed" not in window.status_label.text()
+    window.engine_panel.work_size.setValue(window.engine_panel.work_size.value() + 64)
+    assert "Settings changed since 2 photos were colorized" in window.status_label.text()
+
+
+def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_window, backend, grey_photos):
+    window = make_window(backend)
+    window.add_paths(grey_photos(2))
+    _run(qtbot, window)
+    window.preview.strength.setValue(140)
+    assert "Settings changed since 2 photos were colorized" in window.status_label.text()

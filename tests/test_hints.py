@@ -1,0 +1,195 @@
+"""Colour hints: the hint map, hinted models in both runtimes, the engine API, suggestions and training."""
+
+import cv2
+import numpy as np
+import pytest
+import torch
+from helpers import ROOT, colour_photo, random_model
+
+from engine.color import AB_RANGE, lightness, rgb_to_lab
+from engine.colorizer import Colorizer, pack, pack_hints, prepare
+from engine.devices import cpu_has_fast_bf16
+from engine.hints import Hint, fit_chroma, hint_map, sample_hints, simulate_hints
+from engine.model import CVUNet, with_hint_channels
+from engine.options import ColorizeSettings
+from engine.runtimes import make_runtime
+from engine.runtimes.base import AGREEMENT, ab_difference
+from engine.weights import load_model, read_weights, save_weights
+
+SAMPLE = ROOT / "resources" / "samples" / "mountains.jpg"
+
+
+def hinted_model(stem_scale: float = 0.5) -> CVUNet:
+    """A random hinted model; stem_scale 0 keeps the hint inputs' weights at their zero start."""
+    m = with_hint_channels(random_model(), 3)
+    if stem_scale:
+        with torch.no_grad():
+            m.encoder._conv_stem.weight[:, 1:].normal_(0, stem_scale, generator=torch.Generator().manual_seed(1))
+    return m.eval()
+
+
+def batch(n=2, h=64, w=96):
+    L = (np.random.default_rng(0).random((n, 1, h, w)) * 100).astype(np.float32)
+    hints = [Hint(0.3, 0.4, (200, 40, 40)), Hint(0.8, 0.2, (30, 60, 200))]
+    return L, np.stack([hint_map(hints, h, w)] * n)
+
+
+def test_hint_map_puts_the_colours_chroma_and_a_mask_at_its_pixel():
+    hint = Hint(0.25, 0.5, (200, 30, 30))
+    m = hint_map([hint], 40, 80, radius=0)
+    lab = rgb_to_lab(np.array([[hint.rgb]], np.uint8))[0, 0]
+    assert m.shape == (3, 40, 80) and m.dtype == np.float32
+    assert np.argwhere(m[2] == 1).tolist() == [[20, 20]] and m[2].sum() == 1
+    assert np.allclose(m[:2, 20, 20], lab[1:] / AB_RANGE) and np.abs(m[:2]).sum() == pytest.approx(
+        np.abs(lab[1:] / AB_RANGE).sum())
+    assert hint_map([hint], 40, 80, radius=2)[2].sum() == 25
+    assert not hint_map([], 40, 80).any()
+    with pytest.raises(ValueError):
+        Hint(1.2, 0.5, (0, 0, 0))
+    with pytest.raises(ValueError):
+        Hint(0.5, 0.5, (0, 0, 300))
+
+
+def test_a_colour_too_vivid_for_the_lightness_there_keeps_its_hue_with_less_chroma():
+    yellow = Hint(0.5, 0.5, (255, 230, 0))
+    (a0, b0), dark = yellow.ab(), np.full((8, 8), 20.0, np.float32)
+    a, b = hint_map([yellow], 8, 8, L=dark, radius=0)[:2, 4, 4] * AB_RANGE
+    assert 0 < np.hypot(a, b) < 0.6 * np.hypot(a0, b0)
+    assert np.arctan2(b, a) == pytest.approx(np.arctan2(b0, a0), abs=0.02)
+    grey_ok = fit_chroma(np.array([50.0], np.float32), np.array([[10.0, -5.0]], np.float32))
+    assert np.allclose(grey_ok, [[10.0, -5.0]])  # in gamut: left as it is
+
+
+def test_hint_points_stay_on_their_pixels_through_the_canvas_padding():
+    items = [prepare(colour_photo(100, 60, 1), 512), prepare(colour_photo(64, 130, 2), 512)]
+    hints = [[Hint(0.9, 0.95, (250, 20, 20))], [Hint(0.05, 0.5, (20, 20, 250))]]
+    canvas, maps = pack(items), pack_hints(items, hints)
+    assert maps is not None and maps.shape == (2, 3, *canvas.shape[2:])
+    for item, (hint,), m in zip(items, hints, maps, strict=True):
+        h, w = item.small.shape
+        r, c = int(hint.y * h), int(hint.x * w)
+        assert m[2, r, c] == 1 and m[2, h:].sum() == 0 and m[2, :, w:].sum() == 0
+        assert np.array_equal(m[:, :h, :w], hint_map([hint], h, w, L=item.small))  # as if alone, unpadded
+        assert m[0, r, c] != 0 or m[1, r, c] != 0
+    assert pack_hints(items, [[], []]) is None and pack_hints(items, None) is None
+
+
+def test_training_hints_are_patch_means_of_the_true_colours_and_absent_about_half_the_time():
+    ab = np.random.default_rng(0).normal(0, 30, (2, 48, 48)).astype(np.float32)
+    maps = [sample_hints(ab, np.random.default_rng(i)) for i in range(200)]
+    none = sum(not m[2].any() for m in maps)
+    assert 70 < none < 130
+    m = next(m for m in maps if m[2].any())
+    r, c = np.argwhere(m[2] == 1)[0]
+    assert np.abs(m[:2, r, c]).max() <= np.abs(ab).max() / AB_RANGE  # a mean of the true ab, not beyond it
+    assert np.array_equal(sample_hints(ab, np.random.default_rng(5)), sample_hints(ab, np.random.default_rng(5)))
+    hints = simulate_hints(colour_photo(60, 80, 3), 4, seed=7)
+    assert len(hints) == 4 and hints == simulate_hints(colour_photo(60, 80, 3), 4, seed=7)
+
+
+def test_optimized_runtime_agrees_with_the_baseline_for_a_hinted_model_at_fp32():
+    m = hinted_model()
+    L, H = batch()
+    base, opt = make_runtime("baseline", m, "cpu"), make_runtime("optimized", m, "cpu", "fp32")
+    bound = AGREEMENT["fp32"]
+    for hints in (None, H):
+        p999, worst = ab_difference(opt.run(L, hints), base.run(L, hints))
+        assert p999 <= bound.p999 and worst <= bound.max_abs
+    assert np.abs(base.run(L, H) - base.run(L)).max() > 0.1  # the hints do change the colours
+
+
+def test_hint_inputs_at_their_zero_start_change_nothing():
+    m = hinted_model(stem_scale=0)
+    L, H = batch()
+    for rt in (make_runtime("baseline", m, "cpu"), make_runtime("optimized", m, "cpu", "fp32")):
+        assert np.array_equal(rt.run(L, H), rt.run(L))
+
+
+def test_shipped_weights_take_no_hints_and_say_so():
+    model = load_model()
+    assert model.config.hint_channels == 0 and model.encoder._conv_stem.weight.shape[1] == 1
+    c = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=64), model=model)
+    photo = colour_photo(48, 64, 1)
+    with pytest.raises(ValueError, match="no colour hints"):
+        c.colorize(photo, hints=[Hint(0.5, 0.5, (255, 0, 0))])
+    with pytest.raises(ValueError, match="no colour hints"):
+        c.runtime.run(*batch(1))
+    assert c.colorize(photo, hints=()).shape == (48, 64, 3)
+
+
+def test_an_l_only_stem_loads_into_a_hinted_config_with_zero_hint_weights(tmp_path):
+    save_weights(random_model(), tmp_path / "w.pt")
+    blob = read_weights(tmp_path / "w.pt")
+    blob["config"]["hint_channels"] = 3
+    torch.save(blob, tmp_path / "h.pt")
+    m = load_model(tmp_path / "h.pt")
+    stem = m.encoder._conv_stem.weight
+    assert stem.shape[1] == 4 and not stem[:, 1:].any()
+    assert torch.equal(stem[:, :1], load_model(tmp_path / "w.pt").encoder._conv_stem.weight)
+
+
+def test_a_hinted_colorizer_follows_the_hint_near_its_point():
+    c = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=64), model=hinted_model(2.0))
+    photo = colour_photo(64, 64, 4)
+    plain, hinted = c.colorize(photo), c.colorize(photo, hints=[Hint(0.5, 0.5, (20, 200, 20))])
+    assert not np.array_equal(plain, hinted)
+
+
+def test_suggestions_are_distinct_most_likely_first_and_at_the_photos_lightness():
+    c = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32"))
+    img = cv2.cvtColor(cv2.imread(str(SAMPLE)), cv2.COLOR_BGR2RGB)
+    x, y = 0.5, 0.1
+    colours = c.suggest(img, x, y, k=3)
+    assert len(colours) == 3 == len(set(colours))
+    L_there = lightness(img)[int(y * img.shape[0]), int(x * img.shape[1])]
+    labs = [rgb_to_lab(np.array([[col]], np.uint8))[0, 0] for col in colours]
+    assert all(abs(lab[0] - L_there) < 2 for lab in labs)
+    item = prepare(img, c.settings.size)
+    with torch.inference_mode():
+        p = c.model.ab_distribution(torch.from_numpy(pack([item])))[0]
+    h, w = item.small.shape
+    top = c.model.bins[int(p[:, int(y * h) // 4, int(x * w) // 4].argmax())].numpy()
+    assert np.hypot(*(labs[0][1:] - top)) < 15  # the first suggestion is the most likely colour
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("photos")
+    for i in range(6):
+        cv2.imwrite(str(folder / f"p{i}.jpg"), cv2.cvtColor(colour_photo(90 + 7 * i, 120, i), cv2.COLOR_RGB2BGR))
+    return folder
+
+
+def tiny(photos, tmp, **kw):
+    from engine.training.train import TrainSettings
+
+    base = dict(data=photos, out=tmp / "w.pt", work=tmp / "work", steps=3, batch=2, size=64, freeze_steps=1,
+                val_every=3, seed=3, threads=1, hint_channels=3, hint_p_none=0.0)
+    base.update(kw)
+    return TrainSettings(**base)
+
+
+def test_hinted_training_learns_the_hint_inputs_keeps_the_l_input_and_resumes(photos, tmp_path):
+    from engine.training.train import train
+
+    start = tmp_path / "start.pt"
+    save_weights(random_model(bins=313), start)
+    train(tiny(photos, tmp_path, steps=2, init=start))
+    card = train(tiny(photos, tmp_path, steps=3, init=start, resume=True))
+    assert card["steps"] == 3 and card["hints"]["channels"] == 3
+    m = load_model(tmp_path / "w.pt")
+    stem = m.encoder._conv_stem.weight
+    assert m.config.hint_channels == 3 and stem[:, 1:].abs().max() > 0  # the hint inputs learned
+    start_stem = load_model(start).encoder._conv_stem.weight
+    assert torch.equal(stem[:, :1].half(), start_stem.half())  # the L input is as it started (fp16 on disk)
+
+
+def test_bf16_autocast_training_runs_where_the_cpu_has_native_bf16(photos, tmp_path):
+    if not cpu_has_fast_bf16():
+        pytest.skip("this CPU has no native bf16 (AVX-512 BF16 or AMX): training says so and runs fp32")
+    from engine.training.train import train
+
+    start = tmp_path / "start.pt"
+    save_weights(random_model(bins=313), start)
+    card = train(tiny(photos, tmp_path, steps=2, val_every=2, init=start, autocast="bf16"))
+    assert card["precision"]["used"] == "bf16 autocast" and card["steps"] == 2
