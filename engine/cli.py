@@ -15,9 +15,14 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .messages import log_level_from_env, one_line, printable, short_reason
 from .progress import ProgressBar
+
+if TYPE_CHECKING:
+    from .hints import Hint, HintsFile
+    from .options import ColorizeSettings, ExportOptions, Job, PhotoResult
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +52,8 @@ def _colorize(args: argparse.Namespace) -> int:
     from .batch.inputs import collect_inputs
     from .batch.pipeline import BatchPipeline, RunControl
     from .colorizer import Colorizer
-    from .options import ColorizeSettings, ExportOptions, PhotoResult
+    from .hints import HintsFileError, load_hints_file
+    from .options import ColorizeSettings, ExportOptions
     from .weights import WeightsError
 
     try:
@@ -59,20 +65,21 @@ def _colorize(args: argparse.Namespace) -> int:
                                colour_inputs=args.colour_inputs, strength=args.strength).validated()
     except ValueError as err:
         raise UsageError(str(err)) from None
-    warnings.simplefilter("ignore")  # library warnings mean nothing to the user; failures are reported per photo
-    if args.ray:
-        from .batch.cluster import colorize_on_ray
-
+    hints_file: HintsFile | None = None
+    if args.hints is not None:
+        if args.ray:
+            raise UsageError("--hints does not work with --ray yet: colorize with hints without --ray")
         try:
-            return colorize_on_ray(args.inputs, settings, export, args.ray,
-                                   progress=lambda total: ProgressBar(total, unit="photos"))
-        except ValueError as err:
-            raise UsageError(str(err)) from None
+            hints_file = load_hints_file(args.hints)
+        except HintsFileError as err:
+            raise UsageError(one_line(str(err), 300)) from None
+    warnings.simplefilter("ignore")  # library warnings mean nothing to the user; failures are reported per photo
+    report = _PhotoReport()
+    if args.ray:
+        return _colorize_on_ray(args.inputs, settings, export, args.ray, report)
     jobs, problems = collect_inputs(args.inputs)
-    for p in problems:
-        print(f"error: {printable(p)}", file=sys.stderr)
+    _print_problems(len(jobs), problems)
     if not jobs:
-        print("error: no photos found in the given inputs", file=sys.stderr)
         return 1
     try:
         colorizer = Colorizer.create(settings)
@@ -81,34 +88,112 @@ def _colorize(args: argparse.Namespace) -> int:
         return 1
     except ValueError as err:
         raise UsageError(str(err)) from None
-    bar = ProgressBar(len(jobs), unit="photos")
-    failed = 0
-
-    def on_result(r: PhotoResult) -> None:
-        nonlocal failed
-        bar.update(bar.count + 1, one_line(r.source.name, 40))
-        if r.status == "failed":
-            failed += 1
-            bar.close()
-            print(f"{printable(r.source)}: {one_line(r.message, 300) or 'failed'}", file=sys.stderr)
-        elif r.status == "done" and r.message:  # done, with a note (e.g. colorized on the CPU after GPU OOM)
-            bar.close()
-            print(f"{printable(r.source)}: note: {one_line(r.message, 300)}", file=sys.stderr)
-
+    if hints_file is not None and not colorizer.takes_hints:
+        raise UsageError("--hints: these weights take no colour hints (use weights trained with --hint-channels 3)")
+    hints = _matched_hints(hints_file, jobs) if hints_file is not None else {}
+    report.start(len(jobs))
     control = RunControl()
-    pipeline = BatchPipeline(colorizer, export)
+    pipeline = BatchPipeline(colorizer, export, hints=hints)
     try:
-        summary = pipeline.run(jobs, on_result=on_result, control=control)
+        summary = pipeline.run(jobs, on_result=report, control=control)
     except KeyboardInterrupt:
         control.cancel()
-        bar.close()
+        report.close()
         print("cancelled", file=sys.stderr)
         return 130
-    bar.close()
+    report.close()
     if summary.stopped_reason:
         print(f"error: {one_line(summary.stopped_reason, 300)}", file=sys.stderr)
     print(f"{summary.line()} [{colorizer.description}]")
-    return 1 if failed or problems or summary.stopped_reason else 0
+    return 1 if report.failed or problems or summary.stopped_reason else 0
+
+
+class _PhotoReport:
+    """Each finished photo on the terminal, the same for a local and a Ray run: the progress bar, and on
+    stderr a failure's reason or a done photo's note (e.g. colorized on the CPU after running out of GPU memory).
+    """
+
+    def __init__(self) -> None:
+        self.bar: ProgressBar | None = None
+        self.failed = 0
+
+    def start(self, total: int) -> None:
+        self.bar = ProgressBar(total, unit="photos")
+
+    def __call__(self, r: PhotoResult) -> None:
+        if self.bar is not None:
+            self.bar.update(self.bar.count + 1, one_line(r.source.name, 40))
+        if r.status == "failed":
+            self.failed += 1
+            self.close()
+            print(f"{printable(r.source)}: {one_line(r.message, 300) or 'failed'}", file=sys.stderr)
+        elif r.status == "done" and r.message:
+            self.close()
+            print(f"{printable(r.source)}: note: {one_line(r.message, 300)}", file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _print_problems(total: int, problems: list[str]) -> None:
+    """Inputs that could not be read as photos, and whether any photo was found at all."""
+    for p in problems:
+        print(f"error: {printable(p)}", file=sys.stderr)
+    if not total:
+        print("error: no photos found in the given inputs", file=sys.stderr)
+
+
+def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: ExportOptions, address: str,
+                     report: _PhotoReport) -> int:
+    """``colorize --ray``: the messages and exit status of a local run; the summary line adds the cluster's size."""
+    import importlib.util
+
+    from .batch.cluster import run_on_ray
+    from .weights import DEFAULT_WEIGHTS, WeightsError, read_weights
+
+    if importlib.util.find_spec("ray") is None:
+        print("error: --ray needs Ray: pip install 'colorizer[cluster]'", file=sys.stderr)
+        return 1
+    try:
+        read_weights(settings.weights if settings.weights is not None else DEFAULT_WEIGHTS)
+    except WeightsError as err:
+        print(f"error: {short_reason(err, 300)}", file=sys.stderr)
+        return 1
+
+    def on_plan(total: int, problems: list[str]) -> None:
+        _print_problems(total, problems)
+        if total:
+            report.start(total)
+
+    try:
+        run = run_on_ray(inputs, settings, export, address, report, on_plan=on_plan)
+    except ConnectionError as err:
+        print(f"error: cannot reach the Ray cluster at {address}: {short_reason(err)}", file=sys.stderr)
+        return 1
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    finally:
+        report.close()
+    if not run.summary.total:
+        return 1
+    print(run.line())
+    return 1 if run.summary.failed or run.problems else 0
+
+
+def _matched_hints(hints_file: HintsFile, jobs: list[Job]) -> dict[int, tuple[Hint, ...]]:
+    """The hints file's points by job index; keys that name no input, or several, are warned about and not used."""
+    from .hints import match_hints, photo_key
+
+    matched = match_hints(hints_file, jobs)
+    for key in matched.unmatched:
+        print(f"warning: hints file: '{printable(key)}' names no input; its points are not used", file=sys.stderr)
+    for key in matched.ambiguous:
+        name = key.replace("\\", "/").rsplit("/", 1)[-1]
+        some = ", ".join(printable(photo_key(j)) for j in jobs if j.path.name == name)
+        print(f"warning: hints file: '{printable(key)}' names more than one input ({one_line(some, 200)}): "
+              "name it by its path relative to its input folder; its points are not used", file=sys.stderr)
+    return matched.hints
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -141,7 +226,7 @@ def _bench(args: argparse.Namespace) -> int:
 
     return run_bench(BenchSettings(size=args.size, batches=tuple(args.batch), json_path=args.json,
                                    profile=args.profile, repeat=args.repeat, device=args.device,
-                                   weights=args.weights, threads=args.threads))
+                                   weights=args.weights, threads=args.threads, hints=args.hints))
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -184,8 +269,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="colour strength, 0 to 2: 1.0 = the model's own colour; 0 = grey")
     c.add_argument("--compile", action="store_true", help="torch.compile the optimized runtime")
     c.add_argument("--weights", type=Path)
+    c.add_argument("--hints", type=Path, metavar="FILE",
+                   help='colour hints, JSON: {"version": 1, "photos": {"NAME": [{"x": 0.25, "y": 0.4, "rgb": '
+                   '[200, 150, 120]}]}}; NAME is the path relative to its input folder, or a unique file name; '
+                   "x, y relative (0..1) in the upright photo. Needs weights trained with hints; not with --ray")
     c.add_argument("--ray", metavar="ADDRESS", help="run on Ray: 'local' (this machine), 'auto' or ray://host:10001 "
-                   "(needs the 'cluster' extra)")
+                   "(needs the 'cluster' extra; not with --hints yet)")
     c.set_defaults(func=_colorize)
 
     b = sub.add_parser("bench", help="baseline vs optimized, side by side", parents=[common])
@@ -197,6 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     b.add_argument("--threads", type=int)
     b.add_argument("--weights", type=Path)
+    b.add_argument("--hints", action="store_true",
+                   help="instead: ms from colour hints to a preview (working size --size, batch 1, 800 px preview), "
+                   "with and without hints")
     b.set_defaults(func=_bench)
 
     t = sub.add_parser("train", help="train colorization weights on a folder of colour photos", parents=[common])

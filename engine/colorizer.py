@@ -7,7 +7,7 @@ full-resolution L, so detail and sharpness come from the original.
 Full-resolution work (L, the ab upsampling) goes in horizontal strips, so a photo of tens of
 megapixels needs little memory beyond its own pixels.
 
-Out of memory on the device: ``Colorizer.infer_photos`` holds the whole ladder. The batch is split
+Out of memory: ``Colorizer.infer_photos`` holds the whole ladder. The batch is split
 in halves (``infer``), then each photo is tried alone, at half its working size, and on the CPU;
 a photo that fails all of them is reported, never passed off as colour.
 
@@ -245,7 +245,7 @@ class Colorizer:
     @property
     def where(self) -> str:
         """Where the model runs, for messages."""
-        return "on the device" if self.on_cpu else "on the GPU"
+        return "on the CPU" if self.on_cpu else "on the GPU"
 
     def free_memory(self) -> None:
         """Give back what the runtime keeps between calls (buffer pool, CUDA graphs, cached blocks)."""

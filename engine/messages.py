@@ -39,3 +39,8 @@ def log_level_from_env(default: int) -> tuple[int, str | None]:
     if name not in LOG_LEVELS:
         return default, f"{LOG_LEVEL_ENV}={one_line(name, 40)} is not one of {', '.join(LOG_LEVELS)}; ignored"
     return logging.getLevelName(name), None
+
+
+def counted(n: int, noun: str) -> str:
+    """"1 photo", "3 photos": a count with its noun in the right number (nouns that take an -s)."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -17,6 +17,7 @@ FORMATS = ("keep", "png", "jpg", "webp", "tiff")
 IF_EXISTS = ("skip", "overwrite", "new_name")
 COLOUR_INPUTS = ("colorize", "skip")  # photos already in colour: colorize from their luminance, or skip
 MIN_WORK = 64  # tiny photos are worked at least this large
+MAX_BATCH = 64
 MAX_WORK = 4096
 MAX_STRENGTH = 2.0  # colour strength: 0 grey, 1 the model's own colour, 2 twice its chroma
 
@@ -69,8 +70,8 @@ class ColorizeSettings:
             raise ValueError(f"unknown device {self.device!r}: use one of {', '.join(DEVICES)}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"unknown precision {self.precision!r}: use one of {', '.join(PRECISIONS)}")
-        if not 1 <= self.batch_size <= 64:
-            raise ValueError("batch size must be between 1 and 64")
+        if not 1 <= self.batch_size <= MAX_BATCH:
+            raise ValueError(f"batch size must be between 1 and {MAX_BATCH}")
         if not MIN_WORK <= self.size <= MAX_WORK:
             raise ValueError(f"working size must be between {MIN_WORK} and {MAX_WORK}")
         return self
@@ -206,19 +207,29 @@ class BatchSummary:
             return None
         return self.compare_infer_s / self.compared_infer_s
 
+    def add(self, result: PhotoResult) -> None:
+        """Count one reported photo."""
+        self.results.append(result)
+        if result.status == "done":
+            self.done += 1
+        elif result.status == "failed":
+            self.failed += 1
+        elif result.status == "skipped":
+            self.skipped += 1
+
+    def outcome_text(self) -> str:
+        """", 2 failed, 1 skipped, cancelled": what went other than done (empty when all went well)."""
+        text = f", {self.failed} failed" if self.failed else ""
+        text += f", {self.skipped} skipped" if self.skipped else ""
+        return text + (", cancelled" if self.cancelled else "")
+
     def comparison(self) -> str | None:
         """What was compared, e.g. "optimized bf16, batch 4 vs baseline fp32, batch 4"."""
         return f"{self.engine} vs {self.compare_engine}" if self.compare_engine else None
 
     def line(self) -> str:
         text = (f"{self.done} photos in {self.wall_s:.1f} s ({self.photos_per_s:.2f} photos/s), "
-                f"model busy {100 * self.model_busy_share:.0f}%")
-        if self.failed:
-            text += f", {self.failed} failed"
-        if self.skipped:
-            text += f", {self.skipped} skipped"
-        if self.cancelled:
-            text += ", cancelled"
+                f"model busy {100 * self.model_busy_share:.0f}%") + self.outcome_text()
         if self.paused_s > 0:
             text += f", {self.paused_s:.1f} s paused (not counted)"
         return text

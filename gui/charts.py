@@ -211,14 +211,7 @@ class SummaryPanel(QGroupBox):
                                        f"{AB_UNITS}")
 
     def show_summary(self, s: Any) -> None:
-        photos = f"{s.done} done of {s.total}"
-        if s.failed:
-            photos += f", {s.failed} failed"
-        if s.skipped:
-            photos += f", {s.skipped} skipped"
-        if s.cancelled:
-            photos += ", cancelled"
-        self.fields["photos"].setText(photos)
+        self.fields["photos"].setText(f"{s.done} done of {s.total}{s.outcome_text()}")
         self.fields["mean"].setText(f"{s.mean_ms_per_photo:.0f} ms" if s.done else "–")
         rate = f"{s.photos_per_s:.2f} photos/s" if s.done else "–"
         if s.done and s.paused_s > 0:

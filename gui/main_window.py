@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.imageio import IMAGE_EXTENSIONS
+from engine.messages import counted
 
 from . import settings as app_settings
 from .batch import BatchController, progress_format
@@ -315,13 +316,13 @@ class MainWindow(QMainWindow):
             return 0
         items, problems = self.backend.collect(paths)
         added, duplicates = self.queue.add(items)
-        text = f"Queued {added} photo{'s' if added != 1 else ''}"
+        text = f"Queued {counted(added, 'photo')}"
         if duplicates:
             text += f" ({duplicates} already in the queue)"
         if not items and not problems:
             text = "No photos there: Colorizer reads " + ", ".join(sorted(e.lstrip(".") for e in IMAGE_EXTENSIONS))
         if problems:
-            text += f"; {len(problems)} problem{'s' if len(problems) > 1 else ''}: {problems[0]}"
+            text += f"; {counted(len(problems), 'problem')}: {problems[0]}"
         self.set_status(text)
         if added and self._shown_key is None:
             self.preview.clear(f"{len(self.queue.rows())} photos queued. Press Start ({self._shortcut('start')}).")
@@ -359,7 +360,7 @@ class MainWindow(QMainWindow):
             return
         rows = [i.row() for i in self.table.selectionModel().selectedRows()]
         removed = self.history.remove(rows)
-        self.set_status(f"Removed {removed} photo{'s' if removed != 1 else ''} from the queue "
+        self.set_status(f"Removed {counted(removed, 'photo')} from the queue "
                         f"(undo with {self._shortcut('undo')})")
 
     def clear_queue(self) -> None:
@@ -402,7 +403,7 @@ class MainWindow(QMainWindow):
         if self._size_docks_on_show:
             self._size_docks_on_show = False
             # Once the window has been laid out at its real size: resizeDocks divides that size.
-            QTimer.singleShot(0, lambda: size_default_docks(self, self.docks))
+            QTimer.singleShot(0, self, lambda: size_default_docks(self, self.docks))
 
     def reset_layout(self) -> None:
         self.restoreState(self._default_state, STATE_VERSION)

@@ -11,11 +11,9 @@ from collections.abc import Callable, Sequence
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence, QUndoCommand, QUndoStack
 
+from engine.messages import counted
+
 from .queue_model import QueueModel, QueueRow
-
-
-def _plural(n: int) -> str:
-    return f"{n} photo{'s' if n != 1 else ''}"
 
 
 class RemoveRows(QUndoCommand):
@@ -23,7 +21,7 @@ class RemoveRows(QUndoCommand):
 
     def __init__(self, model: QueueModel, rows: Sequence[int], text: str | None = None) -> None:
         wanted = sorted({r for r in rows if 0 <= r < model.rowCount()})
-        super().__init__(text or f"Remove {_plural(len(wanted))}")
+        super().__init__(text or f"Remove {counted(len(wanted), 'photo')}")
         self.model = model
         self.placed: list[tuple[int, QueueRow]] = [(r, model.row(r)) for r in wanted]
 
@@ -39,7 +37,7 @@ class ClearRows(RemoveRows):
     """Empty the queue; undo brings every photo back in its order."""
 
     def __init__(self, model: QueueModel) -> None:
-        super().__init__(model, range(model.rowCount()), f"Clear Queue ({_plural(model.rowCount())})")
+        super().__init__(model, range(model.rowCount()), f"Clear Queue ({counted(model.rowCount(), 'photo')})")
 
     def redo(self) -> None:
         self.model.clear()

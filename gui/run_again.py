@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.messages import counted
+
 from .settings import AppSettings
 
 
@@ -27,13 +29,9 @@ def out_of_date(done_with: Any, now: tuple[Any, ...]) -> bool:
     return (model, export) != now[:2] or (now[2] and not compared)
 
 
-def _photos(n: int) -> str:
-    return f"{n} photo{'s' if n != 1 else ''}"
-
-
 def changed_text(stale: int, shortcut: str) -> str:
     """The status-bar offer once settings changed since ``stale`` done photos were colorized."""
-    return (f"Settings changed since {_photos(stale)} {'were' if stale != 1 else 'was'} colorized: "
+    return (f"Settings changed since {counted(stale, 'photo')} {'were' if stale != 1 else 'was'} colorized: "
             f"Run Again ({shortcut}) colorizes {'them' if stale != 1 else 'it'} with the new settings")
 
 

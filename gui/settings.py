@@ -19,7 +19,10 @@ from engine.options import (
     ENGINES,
     FORMATS,
     IF_EXISTS,
+    MAX_BATCH,
     MAX_STRENGTH,
+    MAX_WORK,
+    MIN_WORK,
     PRECISIONS,
     ColorizeSettings,
     ExportOptions,
@@ -92,8 +95,8 @@ def load(qs: QSettings) -> AppSettings:
         engine=_read(qs, "engine/engine", m.engine, str, ENGINES),
         device=_read(qs, "engine/device", m.device, str, DEVICES),
         precision=_read(qs, "engine/precision", m.precision, str, PRECISIONS),
-        batch_size=_read(qs, "engine/batch_size", m.batch_size, _int_in(1, 64)),
-        size=_read(qs, "engine/size", m.size, _int_in(64, 4096)),
+        batch_size=_read(qs, "engine/batch_size", m.batch_size, _int_in(1, MAX_BATCH)),
+        size=_read(qs, "engine/size", m.size, _int_in(MIN_WORK, MAX_WORK)),
     )
     export = ExportOptions(
         output_dir=_read(qs, "export/output_dir", e.output_dir, lambda v: Path(str(v)) if str(v) else e.output_dir),

@@ -16,6 +16,7 @@ from helpers import random_model, write_grey
 
 ray = pytest.importorskip("ray")
 
+from engine.batch import cluster  # noqa: E402
 from engine.batch.cluster import as_uri, run_on_ray, size_pool  # noqa: E402
 from engine.batch.inputs import collect_inputs  # noqa: E402
 from engine.batch.pipeline import BatchPipeline  # noqa: E402
@@ -71,16 +72,22 @@ def assert_same_images(a: Path, b: Path, tolerance: int = 2) -> None:
     assert int(np.abs(x.astype(np.int16) - y.astype(np.int16)).max()) <= tolerance, (a, b)
 
 
-def test_pool_never_asks_for_every_cpu_and_tasks_ask_for_none():
+def test_pool_never_asks_for_every_cpu():
     two = size_pool(2, 0)
-    assert (two.actors, two.actor_cpus, two.task_cpus) == (1, 1.0, 0.0)  # 2 actors on 2 CPUs: deadlock
+    assert (two.actors, two.actor_cpus, two.threads) == (1, 1.0, 1)  # 2 actors on 2 CPUs: deadlock
     one = size_pool(1, 0)
     assert one.actors == 1 and one.actor_cpus < 1 and one.tasks >= 1
     for cpus in (2, 3, 4, 16, 64):
         s = size_pool(cpus, 0)
-        assert s.actors * s.actor_cpus < cpus and s.task_cpus == 0 and s.tasks >= 1
+        assert s.actors * s.actor_cpus < cpus and s.tasks >= 1 and s.threads == 1
     gpu = size_pool(16, 4)
     assert (gpu.actors, gpu.actor_gpus) == (4, 1.0) and gpu.actors * gpu.actor_cpus < 16
+
+
+def test_gpu_actors_get_their_nodes_cpus_per_gpu_as_threads():
+    assert size_pool(64, 8, cpus_per_gpu=8.0).threads == 8
+    assert size_pool(64, 8, cpus_per_gpu=0.5).threads == 1
+    assert size_pool(64, 0, cpus_per_gpu=8.0).threads == 1  # CPU actors stay single-threaded
 
 
 def test_uris_collapsed_by_path_are_restored():
@@ -145,6 +152,62 @@ def test_skip_existing_resumes_without_rewriting(local_ray, weights, tmp_path):
     after = outputs(out)
     assert sorted(after) == sorted(first)
     assert {n: (p.stat().st_ino, p.stat().st_mtime_ns) for n, p in after.items() if n != "p00.png"} == before
+
+
+def test_an_old_output_a_round_never_replaced_is_not_reported_done(local_ray, weights, tmp_path, monkeypatch):
+    src = make_photos(tmp_path, 1)
+    old = tmp_path / "out" / "p00.png"
+    old.parent.mkdir()
+    old.write_bytes(b"an earlier run's output")
+    real_round, rounds = cluster._round, []
+
+    def ends_early_the_first_time(*args, **kwargs):
+        rounds.append(1)
+        if len(rounds) == 1:
+            raise RuntimeError("the round ended early")  # before any write: the old output is still there
+        real_round(*args, **kwargs)
+
+    monkeypatch.setattr(cluster, "_round", ends_early_the_first_time)
+    export = ExportOptions(tmp_path / "out", if_exists="overwrite")
+    run = run_on_ray([src], settings(weights), export, "local", max_rounds=1)
+    assert (run.summary.done, run.summary.failed) == (0, 1)
+    assert run.summary.results[0].message.startswith("not colorized after 1 rounds on the cluster")
+    assert old.read_bytes() == b"an earlier run's output"
+    rounds.clear()
+    run = run_on_ray([src], settings(weights), export, "local", max_rounds=2)
+    assert (run.summary.done, run.rounds) == (1, 2)
+    assert cv2.imread(str(old)) is not None  # replaced by this run's output
+
+
+def test_out_of_memory_is_survived_in_the_actor_and_noted_on_each_photo(local_ray, weights, tmp_path):
+    src = make_photos(tmp_path, 2)
+    marker = tmp_path / "short-of-memory"
+    marker.touch()
+
+    def batches_run_out_of_memory(_source: str) -> None:
+        from engine.colorizer import Colorizer as InActor
+
+        if getattr(InActor.infer, "patched", False):
+            return
+        real = InActor.infer
+
+        def infer(self, batch, *args, **kwargs):
+            if batch.shape[0] > 1 and marker.exists():  # later tests in a reused process: no effect
+                raise MemoryError("out of memory")
+            return real(self, batch, *args, **kwargs)
+
+        infer.patched = True  # type: ignore[attr-defined]
+        InActor.infer = infer  # type: ignore[method-assign, assignment]
+
+    from engine.options import PhotoResult
+
+    seen: list[PhotoResult] = []
+    run = run_on_ray([src], settings(weights), ExportOptions(tmp_path / "out"), "local", seen.append,
+                     hook=batches_run_out_of_memory)
+    marker.unlink()
+    assert (run.summary.done, run.summary.failed) == (2, 0)
+    assert [r.message for r in seen] == ["out of memory on the CPU: colorized alone"] * 2
+    assert sorted(outputs(tmp_path / "out")) == ["p00.png", "p01.jpg"]
 
 
 def test_a_worker_killed_mid_run_still_writes_every_photo_once(local_ray, weights, tmp_path):

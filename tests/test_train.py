@@ -149,3 +149,17 @@ def test_gamma_jitter_is_off_unless_asked_and_leaves_the_batches_as_they_were():
     assert np.array_equal(plain[0], again[0]) and np.array_equal(plain[1], again[1])
     # The first crop is drawn before any jitter: same colours, only its L differs.
     assert np.array_equal(plain[1][0], jittered[1][0]) and not np.array_equal(plain[0][0], jittered[0][0])
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_bf16_autocast_is_used_only_where_the_cpu_runs_bf16_natively(monkeypatch, native):
+    """The same on every CPU kind: the choice follows ``cpu_has_fast_bf16``, and the card gets the reason."""
+    import engine.training.train as train_mod
+
+    monkeypatch.setattr(train_mod, "cpu_has_fast_bf16", lambda: native)
+    used, why = train_mod.resolve_autocast("bf16")
+    assert used is native
+    assert ("native bf16" in why) and (why.startswith("fp32") is not native)
+    assert train_mod.resolve_autocast("none") == (False, "fp32 (no autocast asked for)")
+    with pytest.raises(ValueError):
+        train_mod.resolve_autocast("fp8")

@@ -10,8 +10,10 @@ complete or absent under its planned name and never written to a second one.
 Faults: Ray retries tasks and restarts actors; blocks that still fail are dropped
 (``max_errored_blocks``) and, after the round, only the photos whose outputs are missing are run
 again, on the cluster as it is then (a lost node shrinks the next round's pool), one photo to a
-block (a photo that kills its process fails alone). Outputs keep the paths planned at the start,
-so a photo written before a fault is found, not written again.
+block (a photo that kills its process fails alone). Outputs keep the paths planned at the start.
+A photo counts as done when its write task reports it written; where a dead worker took that report
+away, when its output is new or changed since planning (an old output that ``overwrite`` was to
+replace does not count), so it is not written again.
 
 Ray is imported inside functions only: the engine imports and runs without it.
 """
@@ -23,7 +25,6 @@ import os
 import pickle
 import re
 import shutil
-import sys
 import tempfile
 import time
 import warnings
@@ -34,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ..colorizer import Colorizer, Prepared, ab_source, pack, prepare
+from ..color import lightness
+from ..colorizer import Colorizer, Prepared, ab_source
 from ..imageio import (
     IMAGE_EXTENSIONS,
     PARTIAL_MARK,
@@ -44,7 +46,7 @@ from ..imageio import (
     partial_name,
     write_error,
 )
-from ..messages import one_line, printable, short_reason
+from ..messages import one_line, short_reason
 from ..options import BatchSummary, ColorizeSettings, ExportOptions, Job, PhotoResult
 from .decode_ahead import Decoded, decode_photo
 from .inputs import collect_inputs
@@ -67,22 +69,23 @@ class Sizing:
     """How a round uses the cluster: the actor pool and the CPU tasks around it."""
 
     actors: int
-    actor_cpus: float
+    actor_cpus: float  # at most 1: a CPU actor is single-threaded
     actor_gpus: float
-    task_cpus: float
     tasks: int  # decode (and write) tasks running at once, at most
-    threads: int  # torch threads in each actor
+    threads: int  # torch threads in each actor: 1 on CPUs; a GPU actor's node's CPUs per GPU
 
 
-def size_pool(cpus: float, gpus: float, max_actors: int | None = None) -> Sizing:
+def size_pool(cpus: float, gpus: float, max_actors: int | None = None, cpus_per_gpu: float = 1.0) -> Sizing:
     """The pool for a cluster with ``cpus`` CPUs and ``gpus`` GPUs in all.
 
-    One actor per GPU; without GPUs, one single-threaded actor per CPU, less the CPUs kept for
-    decoding and writing (an eighth, at least one). The actors together never ask for all the
-    CPUs, and the decode and write tasks ask for none: Ray cannot schedule a task on CPUs that
-    actors hold, and a pool holding them all (2 actors on 2 CPUs) waits forever for its inputs.
-    Asking for none, a task always finds a slot, also when a node is lost and restarted actors
-    take what is left; ``tasks`` caps how many run at once instead (the CPUs left to them).
+    One actor per GPU, with as many torch threads as its node has CPUs per GPU (``cpus_per_gpu``,
+    the least over the GPU nodes; the CPU fallback after running out of GPU memory uses them);
+    without GPUs, one single-threaded actor per CPU, less the CPUs kept for decoding and writing
+    (an eighth, at least one). The actors together never ask for all the CPUs, and the decode and
+    write tasks ask for none (``_round``): Ray cannot schedule a task on CPUs that actors hold, and
+    a pool holding them all (2 actors on 2 CPUs) waits forever for its inputs. Asking for none, a
+    task always finds a slot, also when a node is lost and restarted actors take what is left;
+    ``tasks`` caps how many run at once instead (the CPUs left to them).
     """
     cpus = max(float(cpus), 0.0)
     reserve = max(1.0, float(int(cpus) // 8)) if cpus >= 2 else cpus / 2
@@ -98,7 +101,8 @@ def size_pool(cpus: float, gpus: float, max_actors: int | None = None) -> Sizing
     actor_cpus = actor_cpus if actor_cpus >= 0.01 else 0.0
     left = max(cpus - actors * actor_cpus, 0.0)
     tasks = max(1, int(left * 2))
-    return Sizing(actors, actor_cpus, actor_gpus, 0.0, tasks, max(1, int(actor_cpus)))
+    threads = max(1, int(cpus_per_gpu)) if actor_gpus else 1
+    return Sizing(actors, actor_cpus, actor_gpus, tasks, threads)
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ class ClusterShape:
     cpus: float
     gpus: float
     actors: int
+    cpus_per_gpu: float = 1.0  # the least over the nodes that have GPUs
 
     def line(self) -> str:
         return f"on {self.nodes} nodes, {self.cpus:g} CPUs, {self.gpus:g} GPUs, {self.actors} actors"
@@ -116,8 +121,10 @@ def cluster_shape(actors: int = 0) -> ClusterShape:
     import ray
 
     res = ray.cluster_resources()
-    nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
-    return ClusterShape(nodes, float(res.get("CPU", 0.0)), float(res.get("GPU", 0.0)), actors)
+    alive = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
+    per_gpu = [float(r.get("CPU", 0.0)) / float(r["GPU"]) for r in alive if float(r.get("GPU", 0.0)) >= 1]
+    return ClusterShape(len(alive), float(res.get("CPU", 0.0)), float(res.get("GPU", 0.0)), actors,
+                        min(per_gpu, default=1.0))
 
 
 def connect(address: str) -> None:
@@ -191,6 +198,7 @@ class _Plan:
     jobs: list[Job] = field(default_factory=list)
     src_fs: list[int] = field(default_factory=list)  # -1: a local (shared) path; else an index in filesystems
     outputs: dict[int, str] = field(default_factory=dict)
+    before: dict[int, tuple[int, ...] | None] = field(default_factory=dict)  # each output's _signature at planning
     skipped: dict[int, str] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
     filesystems: list[Any] = field(default_factory=list)
@@ -233,6 +241,7 @@ def plan_run(inputs: Sequence[object], export: ExportOptions) -> _Plan:
     out_uri = as_uri(export.output_dir)
     if not _is_uri(out_uri):
         _plan_outputs(plan, export, None)
+        plan.before = _signatures(plan, list(plan.outputs))
         return plan
     try:
         filesystem, base = _filesystem(out_uri)
@@ -243,6 +252,7 @@ def plan_run(inputs: Sequence[object], export: ExportOptions) -> _Plan:
     with tempfile.TemporaryDirectory(prefix="colorizer-plan-") as stand_in:
         _mirror_existing(filesystem, base, Path(stand_in))
         _plan_outputs(plan, replace(export, output_dir=Path(stand_in)), (Path(os.path.realpath(stand_in)), base))
+    plan.before = _signatures(plan, list(plan.outputs))
     return plan
 
 
@@ -273,12 +283,34 @@ def _plan_outputs(plan: _Plan, export: ExportOptions, remote: tuple[Path, str] |
             plan.outputs[job.index] = f"{base.rstrip('/')}/{Path(out).relative_to(stand_in).as_posix()}"
 
 
-def _exists(plan: _Plan, out: str) -> bool:
+def _signatures(plan: _Plan, indices: list[int]) -> dict[int, tuple[int, ...] | None]:
+    """Each output's (inode, mtime_ns, size) now (on object storage: mtime_ns, size), or None where there is
+    none: what tells an output written by this run from one that was there before it.
+    """
+    found: dict[int, tuple[int, ...] | None] = {}
     if plan.out_fs < 0:
-        return os.path.isfile(out)
+        for i in indices:
+            try:
+                st = os.stat(plan.outputs[i])
+            except OSError:
+                found[i] = None
+            else:
+                found[i] = (st.st_ino, st.st_mtime_ns, st.st_size)
+        return found
+    if not indices:
+        return found
     from pyarrow import fs
 
-    return plan.filesystems[plan.out_fs].get_file_info(out).type == fs.FileType.File
+    infos = plan.filesystems[plan.out_fs].get_file_info([plan.outputs[i] for i in indices])
+    for i, f in zip(indices, infos, strict=True):
+        found[i] = (int(f.mtime_ns or 0), int(f.size or 0)) if f.type == fs.FileType.File else None
+    return found
+
+
+def _written_since_planning(plan: _Plan, indices: list[int]) -> list[int]:
+    """The photos among ``indices`` whose output is there and new or changed since planning."""
+    now = _signatures(plan, indices)
+    return [i for i in indices if now[i] is not None and now[i] != plan.before.get(i)]
 
 
 # --- The work, row by row ----------------------------------------------------------------------
@@ -295,8 +327,8 @@ class _Work:
     status: str = _OK
     message: str = ""
     image: DecodedImage | None = None
-    small: np.ndarray | None = None
-    ab: np.ndarray | None = None
+    small: np.ndarray | None = None  # the working-size L; after colorizing, the one the model was given
+    ab: np.ndarray | None = None  # the model's half-size ab for ``small``
     width: int = 0
     height: int = 0
     decode_ms: float = 0.0
@@ -360,9 +392,9 @@ def _decode_work(w: _Work, ctx: _Context) -> None:
 
 def _write_work(w: _Work, ctx: _Context) -> None:
     """Render and write with the local run's ``write_photo``: strips, atomic rename, the same reasons."""
-    assert w.image is not None and w.ab is not None
+    assert w.image is not None and w.ab is not None and w.small is not None
     t = time.perf_counter()
-    item = prepare(w.image.pixels, ctx.size)
+    item = Prepared(lightness(w.image.pixels), w.small)
     source = ab_source(w.ab, item)
     job = Job(w.index, Path(w.src), Path(w.src).parent)
     if ctx.out_fs < 0:
@@ -431,8 +463,12 @@ def _write_batch(batch: dict[str, Any], ctx: _Context) -> dict[str, Any]:
 
 
 class ColorizeActor:
-    """One colorizer in the pool: loads the weights once, then colorizes batch after batch.
+    """One colorizer in the pool: loads the weights once, then colorizes batch after batch with
+    ``Colorizer.infer_photos`` (its out-of-memory ladder and notes, as in a local run).
 
+    The full-size L is not shipped to the actor: the working-size L stands in for it, which is all
+    the model reads (the ladder's smaller working size is made from it). Each photo goes on with the
+    working-size L the model was given, so the writer crops the ab at that size.
     ``hook`` (tests) is called with each photo's source before it is colorized.
     """
 
@@ -449,22 +485,25 @@ class ColorizeActor:
         if self.hook is not None:
             for w in ready:
                 self.hook(w.src)
-        if ready:
-            t = time.perf_counter()
-            try:
-                items = [Prepared(w.small, w.small) for w in ready if w.small is not None]
-                ab = self.colorizer.infer(pack(items))
-            except Exception as err:  # noqa: BLE001 - one bad batch must not end the run
-                log.debug("inference failed", exc_info=True)
-                for w in ready:
-                    w.fail(f"colorization failed: {short_reason(err, 160)}")
-            else:
-                ms = 1000 * (time.perf_counter() - t) / len(ready)
-                for w, a in zip(ready, ab, strict=True):
-                    assert w.small is not None
-                    h, wd = w.small.shape
-                    w.ab = np.ascontiguousarray(a[:, : (h + 1) // 2, : (wd + 1) // 2])
-                    w.small, w.infer_ms, w.engine = None, ms, self.colorizer.description
+        if not ready:
+            return _batch(works)
+        t = time.perf_counter()
+        try:
+            inferred = self.colorizer.infer_photos([Prepared(w.small, w.small) for w in ready if w.small is not None])
+        except Exception as err:  # noqa: BLE001 - one bad batch must not end the run
+            log.debug("colorization failed", exc_info=True)
+            for w in ready:
+                w.fail(f"colorization failed: {short_reason(err, 160)}")
+            return _batch(works)
+        ms = 1000 * (time.perf_counter() - t) / len(ready)
+        for w, inf in zip(ready, inferred, strict=True):
+            if inf.note:
+                log.info("%s: %s", Path(w.src).name, inf.note)
+            if inf.ab is None:
+                w.fail(inf.note)
+                continue
+            w.ab, w.small, w.message = inf.ab, inf.item.small, inf.note
+            w.infer_ms, w.engine = ms, self.colorizer.description
         return _batch(works)
 
 
@@ -484,6 +523,15 @@ class ClusterRun:
         return f"{text} [{self.engine}]" if self.engine else text
 
 
+_DATA_SETTINGS: dict[str, Any] = {
+    "max_errored_blocks": -1,  # a block lost for good: its photos are run again in the next round
+    "enable_progress_bars": False,  # the caller counts photos
+    "print_on_execution_start": False,
+    "enable_auto_log_stats": False,
+}
+_QUIET_LOGGERS = {"ray.data": logging.WARNING, "ray.data._internal.progress": logging.ERROR}
+
+
 def _round(plan: _Plan, pending: list[int], settings: ColorizeSettings, export: ExportOptions, sizing: Sizing,
            hook: Callable[[str], None] | None, on_work: Callable[[_Work], None], per_block: int) -> None:
     """One Ray Data pass over ``pending``, ``per_block`` photos to a block and a model batch; each
@@ -492,12 +540,25 @@ def _round(plan: _Plan, pending: list[int], settings: ColorizeSettings, export: 
     import ray.data
 
     ctx = ray.data.DataContext.get_current()
-    ctx.max_errored_blocks = -1  # a block lost for good: its photos are run again in the next round
-    ctx.enable_progress_bars = False  # the command's own bar counts photos
-    ctx.print_on_execution_start = False
-    ctx.enable_auto_log_stats = False
-    for name in ("ray.data", "ray.data._internal.progress"):  # progress is counted by the caller
-        logging.getLogger(name).setLevel(logging.ERROR if name.endswith("progress") else logging.WARNING)
+    settings_before = {name: getattr(ctx, name) for name in _DATA_SETTINGS}
+    levels_before = {name: logging.getLogger(name).level for name in _QUIET_LOGGERS}
+    for name, value in _DATA_SETTINGS.items():
+        setattr(ctx, name, value)
+    for name, level in _QUIET_LOGGERS.items():
+        logging.getLogger(name).setLevel(level)
+    try:
+        _run_round(plan, pending, settings, export, sizing, hook, on_work, per_block)
+    finally:  # the process's Ray Data settings and loggers, as they were: a round changes them only while it runs
+        for name, value in settings_before.items():
+            setattr(ctx, name, value)
+        for name, level in levels_before.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def _run_round(plan: _Plan, pending: list[int], settings: ColorizeSettings, export: ExportOptions, sizing: Sizing,
+               hook: Callable[[str], None] | None, on_work: Callable[[_Work], None], per_block: int) -> None:
+    import ray.data
+
     context = _Context(settings.size, export, tuple(plan.filesystems), plan.out_fs)
     works = [_Work(i, str(plan.jobs[i].path), plan.src_fs[i], plan.outputs[i]) for i in pending]
     blobs = [{"index": w.index, "work": pickle.dumps(w, protocol=5)} for w in works]
@@ -508,18 +569,19 @@ def _round(plan: _Plan, pending: list[int], settings: ColorizeSettings, export: 
     # Data's defaults, so that a photo that kills every process reading it cannot keep the run going
     # for ever: its block is set aside, and the next round tries its photos one by one.
     # A photo's own failure is a row with its reason, never an exception.
+    # The decode and write tasks ask for no CPU (see size_pool); sizing.tasks caps how many run at once.
     retries = {"max_retries": TASK_RETRIES}
     tasks = ray.data.TaskPoolStrategy(size=min(sizing.tasks, blocks))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # retries as Ray remote args: deprecated in 2.60
-        ds = ds.map_batches(_decode_batch, fn_kwargs={"ctx": context}, compute=tasks, num_cpus=sizing.task_cpus,
+        ds = ds.map_batches(_decode_batch, fn_kwargs={"ctx": context}, compute=tasks, num_cpus=0,
                             batch_size=per_block, batch_format="numpy", **retries)
         ds = ds.map_batches(ColorizeActor, fn_constructor_kwargs={"settings": settings, "threads": sizing.threads,
                                                                   "hook": hook},
                             compute=ray.data.ActorPoolStrategy(size=sizing.actors), num_cpus=sizing.actor_cpus,
                             num_gpus=sizing.actor_gpus, batch_size=per_block, batch_format="numpy",
                             max_restarts=-1, max_task_retries=TASK_RETRIES)
-        ds = ds.map_batches(_write_batch, fn_kwargs={"ctx": context}, compute=tasks, num_cpus=sizing.task_cpus,
+        ds = ds.map_batches(_write_batch, fn_kwargs={"ctx": context}, compute=tasks, num_cpus=0,
                             batch_size=per_block, batch_format="numpy", **retries)
     with warnings.catch_warnings():
         # Ray Data warns about its own settings and sizing as it runs (in its executor's thread):
@@ -535,7 +597,9 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
                on_plan: Callable[[int, list[str]], None] | None = None) -> ClusterRun:
     """Colorize ``inputs`` on Ray; ``on_result`` gets each photo as it finishes (in no set order).
 
-    Raises ValueError for settings the cluster cannot run (CUDA asked of a cluster without GPUs).
+    ``on_plan(total, problems)`` is called once the inputs are found, before any photo is reported.
+    Raises ValueError for settings the cluster cannot run (CUDA asked of a cluster without GPUs),
+    ConnectionError where the cluster cannot be reached. Prints nothing: the caller reports.
     """
     settings = settings.validated()
     export = export.validated()
@@ -557,13 +621,7 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
 
     def emit(result: PhotoResult) -> None:
         finished[result.index] = result
-        summary.results.append(result)
-        if result.status == _DONE:
-            summary.done += 1
-        elif result.status == _FAILED:
-            summary.failed += 1
-        elif result.status == _SKIPPED:
-            summary.skipped += 1
+        summary.add(result)
         if on_result is not None:
             on_result(result)
 
@@ -591,7 +649,7 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
             break
         run.rounds += 1
         now = cluster_shape()
-        sizing = size_pool(now.cpus, now.gpus, max_actors)
+        sizing = size_pool(now.cpus, now.gpus, max_actors, now.cpus_per_gpu)
         actors = max(actors, sizing.actors)
         try:
             # Later rounds take the photos one by one: one that brings its process down fails alone.
@@ -600,9 +658,10 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
         except Exception as err:  # noqa: BLE001 - Ray's errors: what is missing is run in the next round
             last_error = short_reason(err, 160)
             log.warning("a round on the cluster ended early: %s", last_error)
-        for i in pending:  # written before a fault took its result away: found, not written again
-            if i not in finished and _exists(plan, plan.outputs[i]):
-                emit(PhotoResult(i, plan.jobs[i].path, _DONE, output=Path(plan.outputs[i])))
+        # Written before a fault took the write task's report away: found, not written again. Only an
+        # output new or changed since planning counts (with overwrite, the old one is still there).
+        for i in _written_since_planning(plan, [i for i in pending if i not in finished]):
+            emit(PhotoResult(i, plan.jobs[i].path, _DONE, output=Path(plan.outputs[i])))
     for i in plan.outputs:
         if i not in finished:
             reason = f"not colorized after {run.rounds} rounds on the cluster"
@@ -616,55 +675,3 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
     run.shape = replace(cluster_shape(), actors=actors)
     return run
 
-
-def colorize_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: ExportOptions, address: str,
-                    progress: Callable[[int], Any] | None = None) -> int:
-    """The ``colorize --ray`` command: messages and exit status as in a local run (0, or 1 if any failed).
-
-    ``progress(total)`` makes the command's progress bar (``update(count, label)``, ``close()``).
-    Raises ValueError for a usage error.
-    """
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        print("error: --ray needs Ray: pip install 'colorizer[cluster]'", file=sys.stderr)
-        return 1
-    from ..weights import DEFAULT_WEIGHTS, WeightsError, read_weights
-
-    try:
-        read_weights(settings.weights if settings.weights is not None else DEFAULT_WEIGHTS)
-    except WeightsError as err:
-        print(f"error: {short_reason(err, 300)}", file=sys.stderr)
-        return 1
-    bar: Any = None
-    count = 0
-
-    def on_plan(total: int, problems: list[str]) -> None:
-        nonlocal bar
-        for p in problems:
-            print(f"error: {printable(p)}", file=sys.stderr)
-        if not total:
-            print("error: no photos found in the given inputs", file=sys.stderr)
-        bar = progress(total) if progress is not None else None
-
-    def on_result(r: PhotoResult) -> None:
-        nonlocal count
-        count += 1
-        if bar is not None:
-            bar.update(count, one_line(r.source.name, 40))
-        if r.status == _FAILED:
-            if bar is not None:
-                bar.close()
-            print(f"{printable(r.source)}: {one_line(r.message, 300) or 'failed'}", file=sys.stderr)
-
-    try:
-        run = run_on_ray(inputs, settings, export, address, on_result, on_plan=on_plan)
-    except ConnectionError as err:
-        print(f"error: cannot reach the Ray cluster at {address}: {short_reason(err)}", file=sys.stderr)
-        return 1
-    if bar is not None:
-        bar.close()
-    if not run.summary.total:
-        return 1
-    print(run.line())
-    return 1 if run.summary.failed or run.problems else 0

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from functools import partial
 from pathlib import Path
@@ -33,7 +33,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..colorizer import Colorizer, Inference, Prepared, ab_rows, ab_source, pack
+from ..colorizer import Colorizer, Inference, Prepared, ab_rows, ab_source, pack, pack_hints
+from ..hints import Hint
 from ..imageio import MAX_PIXELS, clean_partials
 from ..messages import one_line, short_reason
 from ..options import BatchSummary, ExportOptions, Job, PhotoResult, Preview
@@ -151,14 +152,7 @@ class _Tally:
         self._unwritable = 0  # writes failed in a row for a reason no photo can escape
 
     def emit(self, result: PhotoResult) -> None:
-        s = self.summary
-        s.results.append(result)
-        if result.status == "done":
-            s.done += 1
-        elif result.status == "failed":
-            s.failed += 1
-        elif result.status == "skipped":
-            s.skipped += 1
+        self.summary.add(result)
         if self.on_result is not None:
             self.on_result(result)
 
@@ -189,12 +183,18 @@ class BatchPipeline:
         max_pixels: photos whose header claims more pixels are refused before decoding.
         max_buffered_pixels: decoded photos waiting for the model, and colorized photos waiting
             to be written, are held up to about this many pixels each (always at least one).
+        hints: colour hints by ``Job.index`` (a hinted model only: ``ValueError`` otherwise). Each
+            photo's hint map is made at its working size, again at a smaller one if memory runs out.
 
     """
 
     def __init__(self, colorizer: Colorizer, export: ExportOptions, *, compare: Colorizer | None = None,
                  decode_workers: int = 2, encode_workers: int = 2, preview_size: int = 0,
-                 max_pixels: int = MAX_PIXELS, max_buffered_pixels: int = 64_000_000) -> None:
+                 max_pixels: int = MAX_PIXELS, max_buffered_pixels: int = 64_000_000,
+                 hints: Mapping[int, Sequence[Hint]] | None = None) -> None:
+        self.hints = {i: tuple(h) for i, h in (hints or {}).items() if h}
+        if self.hints:
+            colorizer.check_hints(list(self.hints.values()))  # before any photo is read: these weights take hints
         self.colorizer = colorizer
         self.export = export.validated()
         self.compare = compare
@@ -328,16 +328,19 @@ class BatchPipeline:
     def _infer(self, batch: list[Decoded], summary: BatchSummary, diffs: DiffHistogram) -> list[_Outcome]:
         """Colorize one batch; each photo's result and its write (None: nothing to write), in batch order."""
         items = [d.prepared for d in batch if d.prepared is not None]
+        points = [self.hints.get(d.job.index, ()) for d in batch]
+        hints = points if any(points) else None
         t = time.perf_counter()
         try:
-            inferred = self.colorizer.infer_photos(items)
+            c = self.colorizer
+            inferred = c.infer_photos(items) if hints is None else c.infer_photos(items, hints)
         except Exception as err:  # noqa: BLE001 - one bad batch must not end the run
             log.warning("colorization failed", exc_info=True)
             reason = f"colorization failed: {short_reason(err, 160)}"
             return [(self._failed(d, reason), None) for d in batch]
         infer_s = time.perf_counter() - t
         summary.infer_s += infer_s
-        compare_ms, photo_diffs = self._compare(items, inferred, summary, diffs)
+        compare_ms, photo_diffs = self._compare(items, hints, inferred, summary, diffs)
         if compare_ms is not None:
             summary.compared_infer_s += infer_s
         out: list[_Outcome] = []
@@ -365,8 +368,8 @@ class BatchPipeline:
         r.status, r.message = "failed", reason
         return r
 
-    def _compare(self, items: list[Prepared], inferred: list[Inference], summary: BatchSummary,
-                 diffs: DiffHistogram) -> tuple[float | None, list[tuple[float, float]] | None]:
+    def _compare(self, items: list[Prepared], hints: Sequence[Sequence[Hint]] | None, inferred: list[Inference],
+                 summary: BatchSummary, diffs: DiffHistogram) -> tuple[float | None, list[tuple[float, float]] | None]:
         """The comparison engine on the same batch: (its ms per photo, each photo's (p99.9, max) |ab| difference).
 
         The differences are taken on each photo's own part of the canvas (not the padding), at the
@@ -377,7 +380,7 @@ class BatchPipeline:
             return None, None  # rescued photo by photo: nothing comparable
         try:
             t = time.perf_counter()
-            other = self.compare.infer(pack(items))
+            other = self.compare.infer(pack(items), pack_hints(items, hints))
             c_s = time.perf_counter() - t
             per_photo = []
             for item, ab, theirs in zip(items, ours, other, strict=True):

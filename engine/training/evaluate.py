@@ -88,23 +88,10 @@ def evaluate_photos(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]]) 
         })
     keys = [k for k in rows[0] if k != "photo"] if rows else []
     means = {k: float(np.mean([r[k] for r in rows])) for k in keys}
-    intervals: dict[str, object] = {}
-    col = {k: np.array([r[k] for r in rows]) for k in ("psnr", "psnr_grey", "psnr_tint", "colourfulness",
-                                                        "colourfulness_original")}
+    overall = summarise(rows)
     if rows:
-        means["colourfulness_ratio"] = means["colourfulness"] / max(means["colourfulness_original"], 1e-9)
-        means["gain_grey"] = means["psnr"] - means["psnr_grey"]
-        means["gain_tint"] = means["psnr"] - means["psnr_tint"]
-    n = len(rows)
-    if n >= INTERVAL_MIN_PHOTOS:
-        intervals = {
-            "level": INTERVAL_LEVEL,
-            "gain_grey": bootstrap_interval(lambda i: float(np.mean(col["psnr"][i] - col["psnr_grey"][i])), n),
-            "gain_tint": bootstrap_interval(lambda i: float(np.mean(col["psnr"][i] - col["psnr_tint"][i])), n),
-            "colourfulness_ratio": bootstrap_interval(
-                lambda i: float(col["colourfulness"][i].mean() / max(col["colourfulness_original"][i].mean(), 1e-9)),
-                n),
-        }
+        means.update({k: overall[k] for k in ("gain_grey", "gain_tint", "colourfulness_ratio")})
+    intervals = overall["interval"] or {}
     return {"rows": rows, "mean": means, "interval": intervals, "mean_ab_tint": mean_ab.tolist()}
 
 
