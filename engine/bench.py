@@ -251,6 +251,10 @@ def run_bench(s: BenchSettings) -> int:
     print(f"device: {describe_device(device)}, threads {threads}, size {s.size}x{s.size}, "
           f"median of {s.repeat} after {s.warmup} warm-up")
     print(cpu.line())
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    if load > 0.5 * (os.cpu_count() or 1):
+        print(f"note: load average {load:.1f} on {os.cpu_count()} CPUs: other work shares them, so absolute times "
+              "are slow and the ratios noisy; run again when the machine is quiet")
     for line in skipped:
         print(f"  not measured: {line}")
     gflops = model_gflops(s.size, s.weights)
@@ -296,8 +300,8 @@ def run_bench(s: BenchSettings) -> int:
     for name, table in profiles.items():
         print(f"\n== top operators by self time: {name}\n{table}")
     if s.json_path:
-        doc = {"device": describe_device(device), "cpu": asdict(cpu), "threads": threads, "size": s.size,
-               "gflops_per_image": gflops, "conv_peak_gflops_fp32": peak32,
+        doc = {"device": describe_device(device), "cpu": asdict(cpu), "load_average": load, "threads": threads,
+               "size": s.size, "gflops_per_image": gflops, "conv_peak_gflops_fp32": peak32,
                "best_batch": best_vs_best(rows), "rows": [asdict(r) for r in rows]}
         Path(s.json_path).write_text(json.dumps(doc, indent=2))
     return 0 if rows else 1

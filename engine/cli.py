@@ -17,7 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .messages import log_level_from_env, one_line, printable, short_reason
+from .messages import counted, log_level_from_env, one_line, printable, short_reason
+from .options import DEVICES, ENGINES, FORMATS, PRECISIONS
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -31,6 +32,9 @@ class UsageError(Exception):
     pass
 
 
+NOISY_LOGGERS = ("PIL", "matplotlib", "urllib3", "filelock")
+
+
 @contextmanager
 def logging_to_stderr(level: int) -> Iterator[None]:
     """Log records at ``level`` and above go to the current stderr while the command runs; undone after."""
@@ -41,11 +45,17 @@ def logging_to_stderr(level: int) -> Iterator[None]:
     before = root.level
     root.addHandler(handler)
     root.setLevel(min(level, before))
+    # --verbose is for our own story (device, precision, notes per photo), not the decoders' chunk by chunk.
+    quiet = {name: logging.getLogger(name).level for name in NOISY_LOGGERS}
+    for name in NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(max(level, logging.INFO))
     try:
         yield
     finally:
         root.removeHandler(handler)
         root.setLevel(before)
+        for name, lvl in quiet.items():
+            logging.getLogger(name).setLevel(lvl)
 
 
 def _colorize(args: argparse.Namespace) -> int:
@@ -88,6 +98,8 @@ def _colorize(args: argparse.Namespace) -> int:
         return 1
     except ValueError as err:
         raise UsageError(str(err)) from None
+    log.info("%s; engine %s, batch %d, working size %d", counted(len(jobs), "photo"), colorizer.description,
+             settings.batch_size, settings.size)
     if hints_file is not None and not colorizer.takes_hints:
         raise UsageError("--hints: these weights take no colour hints (use weights trained with --hint-channels 3)")
     hints = _matched_hints(hints_file, jobs) if hints_file is not None else {}
@@ -121,6 +133,8 @@ class _PhotoReport:
         self.bar = ProgressBar(total, unit="photos")
 
     def __call__(self, r: PhotoResult) -> None:
+        log.debug("%s: %s -> %s (decode %.0f ms, model %.0f ms, write %.0f ms, %dx%d)", printable(r.source), r.status,
+                  printable(r.output) if r.output else "-", r.decode_ms, r.infer_ms, r.encode_ms, r.width, r.height)
         if self.bar is not None:
             self.bar.update(self.bar.count + 1, one_line(r.source.name, 40))
         if r.status == "failed":
@@ -252,15 +266,18 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--verbose", "-v", action="store_true",
                         help="log everything (level DEBUG), as COLORIZER_LOG_LEVEL=DEBUG does")
 
-    c = sub.add_parser("colorize", help="colorize files and folders", parents=[common])
-    c.add_argument("inputs", nargs="+", type=Path, metavar="INPUT")
-    c.add_argument("--output", "-o", type=Path, required=True, metavar="DIR")
-    c.add_argument("--engine", choices=("optimized", "baseline"), default="optimized")
-    c.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    c.add_argument("--precision", choices=("auto", "fp32", "fp16", "bf16"), default="auto")
-    c.add_argument("--batch-size", type=int, default=4)
-    c.add_argument("--size", type=int, default=512, help="working size (longer side)")
-    c.add_argument("--format", choices=("keep", "png", "jpg", "webp", "tiff"), default="keep")
+    c = sub.add_parser("colorize", help="colorize files and folders", parents=[common],
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    c.add_argument("inputs", nargs="+", type=Path, metavar="INPUT", help="photos and folders (walked recursively)")
+    c.add_argument("--output", "-o", type=Path, required=True, metavar="DIR",
+                   help="where the colour photos go, at each input's path relative to its folder")
+    c.add_argument("--engine", choices=ENGINES, default="optimized", help="optimized, or the plain baseline")
+    c.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when present, else the CPU")
+    c.add_argument("--precision", choices=PRECISIONS, default="auto",
+                   help="auto: bf16 on CPUs with native bf16, fp16 on CUDA, else fp32")
+    c.add_argument("--batch-size", type=int, default=4, help="photos per model call")
+    c.add_argument("--size", type=int, default=512, help="working size (longer side) the model runs at")
+    c.add_argument("--format", choices=FORMATS, default="keep", help="output format (keep: the input's)")
     c.add_argument("--quality", type=int, default=92, help="JPEG/WebP quality")
     c.add_argument("--skip-existing", action="store_true", help="skip photos whose output exists (resume)")
     c.add_argument("--colour-inputs", choices=("colorize", "skip"), default="colorize",
@@ -268,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--strength", type=float, default=1.0, metavar="S",
                    help="colour strength, 0 to 2: 1.0 = the model's own colour; 0 = grey")
     c.add_argument("--compile", action="store_true", help="torch.compile the optimized runtime")
-    c.add_argument("--weights", type=Path)
+    c.add_argument("--weights", type=Path, help="weights file (default: the shipped model)")
     c.add_argument("--hints", type=Path, metavar="FILE",
                    help='colour hints, JSON: {"version": 1, "photos": {"NAME": [{"x": 0.25, "y": 0.4, "rgb": '
                    '[200, 150, 120]}]}}; NAME is the path relative to its input folder, or a unique file name; '

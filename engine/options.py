@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .messages import counted
+
 ENGINES = ("optimized", "baseline")
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")  # auto: the fastest precision the device runs well
@@ -228,7 +230,7 @@ class BatchSummary:
         return f"{self.engine} vs {self.compare_engine}" if self.compare_engine else None
 
     def line(self) -> str:
-        text = (f"{self.done} photos in {self.wall_s:.1f} s ({self.photos_per_s:.2f} photos/s), "
+        text = (f"{counted(self.done, 'photo')} in {self.wall_s:.1f} s ({self.photos_per_s:.2f} photos/s), "
                 f"model busy {100 * self.model_busy_share:.0f}%") + self.outcome_text()
         if self.paused_s > 0:
             text += f", {self.paused_s:.1f} s paused (not counted)"

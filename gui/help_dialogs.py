@@ -58,6 +58,8 @@ def help_html(panels: Iterable[tuple[str, str]], shortcuts: Iterable[tuple[str, 
         "<p>Add photos or folders (toolbar, File menu, or drag them onto the window), press Start, and "
         "select a photo in the queue to see it before and after. Failed photos say why in the queue's "
         "Message column; Start again retries them.</p>"
+        "<p><b>Colour hints</b> (weights that take them): click the preview to pick a colour for that spot; drag a "
+        "hint to move it, Delete or right-click removes it; File &gt; Save/Load Hints keeps them as a file.</p>"
         "<p><b>Panels</b> (View menu: show or hide; drag a title bar to move, tab or float a panel)</p>"
         f"<table cellspacing='3'>{panel_rows}</table>"
         f"<p><b>Keyboard</b></p><table cellspacing='3'>{key_rows}</table>"

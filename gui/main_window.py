@@ -45,6 +45,8 @@ from .docks import PANELS, STATE_VERSION, DropHighlight, build_docks, scrolled, 
 from .engine_panel import EnginePanel
 from .export_panel import ExportPanel
 from .help_dialogs import about_html, help_html, text_dialog
+from .hint_editor import HintEditor
+from .hint_store import HintStore
 from .logfile import log_file
 from .preview import BeforeAfterView, PreviewCache, preview_from_files
 from .queue_menu import QueueMenu, open_path
@@ -198,11 +200,19 @@ class MainWindow(QMainWindow):
         }
         self.history = QueueHistory(self.queue, lambda: self.controller.running, self)
         a["undo"], a["redo"] = self.history.undo_action, self.history.redo_action
+        self.hint_store = HintStore(self.qsettings, self)
+        self.hint_editor = HintEditor(self.preview, self.hint_store, self.history.stack, self.backend.make_recolourer(),
+                                      self.engine_panel.choice, self.set_status,
+                                      lambda: [(r.path, r.root) for r in self.queue.rows()], self)
+        a["show_hints"] = self.hint_editor.show_action
+        a["save_hints"], a["load_hints"] = self.hint_editor.save_action, self.hint_editor.load_action
         menus = {"&File": ("add_files", "add_folder", "samples", None, "output", "open_output", "export_comparison",
+                           None, "load_hints", "save_hints",
                            None, "quit"),
                  "&Edit": ("undo", "redo"),
                  "&Queue": ("remove", "clear"), "&Batch": ("start", "run_again", "pause", "cancel"),
-                 "&View": ("wipe", None, "zoom_in", "zoom_out", "fit", "actual", None, "stronger", "weaker"),
+                 "&View": ("wipe", "show_hints", None, "zoom_in", "zoom_out", "fit", "actual", None, "stronger",
+                           "weaker"),
                  "&Help": ("help", "log", None, "about")}
         self.menus = {}
         for title, names in menus.items():
@@ -248,7 +258,8 @@ class MainWindow(QMainWindow):
         c.paused_changed.connect(self._on_paused)
         c.tick.connect(self._show_progress)
         for changed in (self.engine_panel.changed, self.export_panel.changed, self.preview.strength_changed):
-            changed.connect(self._offer_run_again)
+            changed.connect(lambda *_: self._offer_run_again())
+        self.hint_store.changed.connect(lambda _path: self._offer_run_again("Hints"))
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self.queue.rowsInserted.connect(self._update_actions)
         self.queue.rowsRemoved.connect(self._update_actions)
@@ -369,6 +380,7 @@ class MainWindow(QMainWindow):
         self.history.clear()
         self._latest_key = self._shown_key = None
         self.preview.clear("The queue is empty. Drop photos or folders here.")
+        self.hint_editor.show(None, None)
         self.set_status(f"Queue cleared (undo with {self._shortcut('undo')})")
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -418,14 +430,15 @@ class MainWindow(QMainWindow):
         if problem:
             self.set_status(f"Cannot start: {problem}")
             return False
-        photos = self.queue.runnable()
+        photos = [replace(p, hints=self.hint_store.get(p.path)) for p in self.queue.runnable()]
         if not photos:
             self.set_status("Nothing to colorize: add photos first" if not self.queue.rows()
                             else nothing_to_run_text(self._shortcut("run_again")))
             return False
         s = self.current_settings()
         request = BatchRequest(tuple(photos), s.model, s.export, compare=s.compare, preview_size=PREVIEW_SIZE)
-        self.queue.begin_run((p.key for p in photos), run_key(s))
+        for p in photos:  # each photo's run key carries its own hints
+            self.queue.begin_run([p.key], run_key(s, p.hints))
         self.timing.clear()
         self.summary.clear()
         self.progress.setRange(0, len(photos))
@@ -536,14 +549,15 @@ class MainWindow(QMainWindow):
         self.queue.requeue(keys or [r.key for r in self.queue.rows()])
         return self.start_batch()
 
-    def _offer_run_again(self) -> None:
+    def _offer_run_again(self, what: str = "Settings") -> None:
         """Settings changed: where done photos were made with others, say that Run Again redoes them."""
         if self.controller.running:
             return
-        now = run_key(self.current_settings())
-        stale = self.queue.done_out_of_date(lambda done_with: out_of_date(done_with, now))
+        s = self.current_settings()
+        stale = [r.key for r in self.queue.rows()
+                 if r.status == "done" and out_of_date(r.run_key, run_key(s, self.hint_store.get(r.path)))]
         if stale:
-            self.set_status(changed_text(len(stale), self._shortcut("run_again")))
+            self.set_status(changed_text(len(stale), self._shortcut("run_again"), what))
 
     def _update_actions(self) -> None:
         running = self.controller.running
@@ -588,10 +602,12 @@ class MainWindow(QMainWindow):
             reason = row.message if row.status == "failed" and row.message else str(err)
             self.preview.show_error(f"{row.shown_name}: cannot show a preview.\n\n{reason}")
             self._shown_key = None
+            self.hint_editor.show(None, None)
             return
         self._shown_key = key
         missing = f"failed · {row.message}" if row.status == "failed" else "not colorized yet"
         self.preview.show_photo(L, ab, row.shown_name, missing=missing)
+        self.hint_editor.show(key, row.path)
 
     def _toggle_wipe(self, on: bool) -> None:
         self.preview.set_mode("wipe" if on else "side")
@@ -662,6 +678,7 @@ class MainWindow(QMainWindow):
             self.sampler.stats.disconnect(self.utilization.add_sample)
             self.sampler = None
         self.controller.shutdown()
+        self.hint_editor.close()
         self.save_settings()
         self.utilization.release()
         self.timing.release()

@@ -136,6 +136,7 @@ class BeforeAfterView(QWidget):
     """The grey original and its colour version, side by side or wiped over each other."""
 
     strength_changed = Signal(float)
+    colour_changed = Signal()  # the After side was redrawn with new colour (set_colour)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -322,6 +323,22 @@ class BeforeAfterView(QWidget):
         self.after_item.setPixmap(pixmap)
         self.wipe_after.setPixmap(pixmap)
         self.after_caption.setText(f"After: colour · strength {self.strength.value()}%")
+
+    def set_colour(self, ab: np.ndarray) -> None:
+        """New colour for the photo on show (re-coloured after its hints changed): same grey, view and zoom."""
+        if self._L is None or ab.shape[:2] != self._L.shape:
+            return
+        self._ab = ab
+        self._render_after()
+        self.colour_changed.emit()
+
+    def grey(self) -> np.ndarray | None:
+        """The photo on show's lightness (h x w, 0..100), None on the placeholder."""
+        return self._L if self.stack.currentIndex() == 1 else None
+
+    def colour(self) -> np.ndarray | None:
+        """The photo on show's ab (h x w x 2), None before it is colorized."""
+        return self._ab
 
     def step_strength(self, steps: int) -> None:
         """Stronger (steps > 0) or weaker colour, STRENGTH_STEP percent a step (the keyboard shortcuts)."""

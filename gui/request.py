@@ -1,6 +1,6 @@
 """What the UI thread hands the worker: frozen snapshots, so later edits in the window cannot
 change a batch that is already running. Plain data: no Qt, and from the engine only its
-torch-free ``engine.options``.
+torch-free ``engine.options`` and ``engine.hints``.
 """
 
 from __future__ import annotations
@@ -8,16 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.hints import Hint
 from engine.options import ColorizeSettings, ExportOptions
 
 
 @dataclass(frozen=True)
 class QueuedPhoto:
-    """One queue row as the worker sees it; ``key`` maps results back to the row."""
+    """One queue row as the worker sees it; ``key`` maps results back to the row; ``hints``: its colour hints."""
 
     key: int
     path: Path
     root: Path
+    hints: tuple[Hint, ...] = ()
 
 
 @dataclass(frozen=True)

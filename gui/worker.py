@@ -3,7 +3,8 @@ engine modules (it never imports torch itself; the import-linter contracts check
 
 ``BatchWorker`` is a QObject moved to a QThread by ``gui.batch.BatchController``; it turns a
 ``BatchRequest`` into engine objects on the worker thread, runs ``BatchPipeline`` there and
-reports through signals. ``Backend`` bundles what the window needs from the engine, so the
+reports through signals. ``Recolourer`` re-colours the preview on its own thread as colour hints
+change. ``Backend`` bundles what the window needs from the engine, so the
 window is built with one injected object and tests can inject an untrained model.
 """
 
@@ -17,15 +18,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal, Slot
+import numpy as np
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from engine.batch.inputs import collect_inputs
 from engine.batch.pipeline import BatchPipeline, RunControl, engine_label
-from engine.colorizer import Colorizer
+from engine.color import grey_rgb
+from engine.colorizer import Colorizer, Prepared, reprepare
 from engine.devices import UtilizationMonitor, device_options, resolve_device
+from engine.hints import Hint
+from engine.messages import counted
 from engine.options import BatchSummary, ColorizeSettings, Job
 from engine.weights import WeightsError, weights_meta
 
+from .hint_store import NO_HINTS_TEXT
 from .request import BatchRequest
 
 log = logging.getLogger(__name__)
@@ -88,9 +94,16 @@ class BatchWorker(QObject):
             if compare is not None:  # what is compared with what: "optimized bf16, batch 4 vs baseline fp32, ..."
                 description = (f"{engine_label(colorizer)} vs {engine_label(compare)} "
                                f"on {colorizer.settings.device}")
-            self.started.emit(description)
             jobs = [Job(i, p.path, p.root) for i, p in enumerate(req.photos)]
-            pipeline = BatchPipeline(colorizer, export, compare=compare, preview_size=req.preview_size)
+            hints = {i: p.hints for i, p in enumerate(req.photos) if p.hints}
+            if hints and not colorizer.takes_hints:  # inert with these weights: say so, colorize without them
+                description += f" (colour hints not used: {NO_HINTS_TEXT})"
+                hints = {}
+            elif hints:
+                description += f" with colour hints on {counted(len(hints), 'photo')}"
+            self.started.emit(description)
+            pipeline = BatchPipeline(colorizer, export, compare=compare, preview_size=req.preview_size,
+                                     hints=hints)
             summary = pipeline.run(jobs, on_result=self.image_done.emit, control=self.control,
                                    on_started=lambda job: self.image_started.emit(job.index))
         except Exception as err:  # noqa: BLE001 - anything escaping here would leave the UI waiting forever
@@ -113,6 +126,92 @@ class BatchWorker(QObject):
     @property
     def paused(self) -> bool:
         return self.control.paused
+
+
+class Recolourer(QObject):
+    """The preview's model work as hints change, on its own QThread (never the UI thread).
+
+    ``request`` (any thread) keeps only the latest pending request per photo, so edits that arrive
+    while the model runs are coalesced into one run after it. The model runs at the settings' working
+    size on the preview-size L (the preview is already at screen resolution; full resolution is only
+    joined at export). Replies: ``recoloured(key, hints, ab)`` (ab at the preview's size),
+    ``suggestions(key, x, y, colours)`` for a click, ``refused(key, reason)`` when the model cannot
+    (weights without hint inputs: ``NO_HINTS_TEXT``).
+    """
+
+    recoloured = Signal(int, object, object)  # key, tuple[Hint, ...], ab (h x w x 2 float32)
+    suggestions = Signal(int, float, float, object)  # key, x, y, [(r, g, b), ...] most likely first
+    refused = Signal(int, str)  # key, why
+    _wake = Signal()
+
+    def __init__(self, make: ColorizerFactory) -> None:
+        super().__init__()
+        self._factory = CachedFactory(make, keep=1)
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[str, int], tuple[Any, ...]] = {}  # (kind, key) -> the latest arguments
+        self._scheduled = False
+        self._thread = QThread()
+        self._thread.setObjectName("recolour")
+        self.moveToThread(self._thread)
+        self._wake.connect(self._drain)  # queued: _drain runs on the service's thread
+        self._thread.start()
+
+    def request(self, key: int, L: np.ndarray, hints: tuple[Hint, ...], settings: ColorizeSettings) -> None:
+        """Re-colour photo ``key`` (L: its preview-size lightness) with ``hints``; replaces any pending request."""
+        self._post(("colour", key), (L, tuple(hints), settings))
+
+    def suggest(self, key: int, L: np.ndarray, x: float, y: float, hints: tuple[Hint, ...],
+                settings: ColorizeSettings) -> None:
+        """The model's most likely colours at (x, y) of photo ``key``, as ``suggestions``."""
+        self._post(("suggest", key), (L, x, y, tuple(hints), settings))
+
+    def _post(self, what: tuple[str, int], args: tuple[Any, ...]) -> None:
+        with self._lock:
+            self._pending[what] = args
+            wake, self._scheduled = not self._scheduled, True
+        if wake:
+            self._wake.emit()
+
+    @Slot()
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._pending:
+                    self._scheduled = False
+                    return
+                # suggestions first: the user waits on the popup
+                what = next((w for w in self._pending if w[0] == "suggest"), next(iter(self._pending)))
+                args = self._pending.pop(what)
+            try:
+                self._run(what, args)
+            except Exception as err:  # noqa: BLE001 - a failing preview must not take the window down
+                log.exception("re-colouring the preview failed")
+                self.refused.emit(what[1], str(err) or type(err).__name__)
+
+    def _run(self, what: tuple[str, int], args: tuple[Any, ...]) -> None:
+        kind, key = what
+        settings: ColorizeSettings = args[-1]
+        colorizer = self._factory(settings.validated())
+        hints: tuple[Hint, ...] = args[-2]
+        if not colorizer.takes_hints:
+            self.refused.emit(key, NO_HINTS_TEXT)
+            return
+        L = np.ascontiguousarray(args[0], np.float32)
+        if kind == "colour":
+            item = reprepare(Prepared(L, L), colorizer.settings.size)
+            ab = colorizer.predict([item], [hints] if hints else None)[0]
+            self.recoloured.emit(key, hints, ab)
+        else:
+            grey = grey_rgb(L)  # the grey whose lightness is L: suggest reads only L
+            x, y = args[1], args[2]
+            self.suggestions.emit(key, x, y, colorizer.suggest(grey, x, y, k=4, hints=hints))
+
+    def stop(self) -> None:
+        """End the thread (window closing); a run in progress finishes first."""
+        with self._lock:
+            self._pending.clear()
+        self._thread.quit()
+        self._thread.wait()
 
 
 class UtilizationSampler(QObject):
@@ -218,8 +317,13 @@ class Backend:
     """Everything the window needs from the engine, injected by ``gui.app``."""
 
     def __init__(self, factory: ColorizerFactory | None = None, weights: Path | None = None) -> None:
-        self.factory: ColorizerFactory = CachedFactory(factory or Colorizer.create)
+        self._make: ColorizerFactory = factory or Colorizer.create
+        self.factory: ColorizerFactory = CachedFactory(self._make)
         self.weights = weights
+
+    def make_recolourer(self) -> Recolourer:
+        """The preview's hint service: its own colorizer (never shared with a running batch's thread)."""
+        return Recolourer(self._make)
 
     def make_worker(self, request: BatchRequest) -> BatchWorker:
         return BatchWorker(request, self.factory)

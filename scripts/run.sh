@@ -8,6 +8,14 @@ cd "$(dirname "$0")/.."
 # rather than let Qt abort with a generic message. The command line needs no Qt; a chosen platform skips it.
 case "${1:-}" in
     colorize | bench | train | evaluate | -h | --help) ;;
-    *) [ -n "${QT_QPA_PLATFORM:-}" ] || bash scripts/check_qt_libs.sh || exit 1 ;;
+    *)
+        if [ -z "${QT_QPA_PLATFORM:-}" ]; then
+            if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+                echo "error: no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset)." >&2
+                echo "Run it in a desktop session, or colorize without a window: bash scripts/run.sh colorize PHOTOS --output DIR" >&2
+                exit 1
+            fi
+            bash scripts/check_qt_libs.sh || exit 1
+        fi ;;
 esac
 exec .venv/bin/python main.py "$@"

@@ -107,7 +107,7 @@ def test_outputs_match_a_local_run_within_two_grey_levels(local_ray, weights, tm
     assert sorted(mine) == sorted(theirs) and "sub/p02.png" in mine
     for name in mine:
         assert_same_images(mine[name], theirs[name])
-    assert re.search(r"6 photos in .* photos/s\), model busy \d+%, on 1 nodes, 2 CPUs, 0 GPUs, 1 actors", run.line())
+    assert re.search(r"6 photos in .* photos/s\), model busy \d+%, on 1 node, 2 CPUs, 0 GPUs, 1 actor", run.line())
 
 
 def test_file_uris_read_and_write_through_the_storage_layer(local_ray, weights, tmp_path):
@@ -136,7 +136,7 @@ def test_bad_inputs_get_the_local_reasons_and_exit_status_1(local_ray, weights, 
     for name, reason in reasons.items():
         assert f"{src / name}: {reason}" in captured.err.splitlines()
     assert "Traceback" not in captured.err
-    assert re.search(r"^2 photos in .*, 2 failed, on 1 nodes, 2 CPUs, 0 GPUs, 1 actors", captured.out, re.M)
+    assert re.search(r"^2 photos in .*, 2 failed, on 1 node, 2 CPUs, 0 GPUs, 1 actor", captured.out, re.M)
     assert sorted(outputs(tmp_path / "out")) == ["p00.png", "p01.jpg"]
 
 

@@ -41,8 +41,9 @@ def fake_ldd(folder: Path, output: str) -> Path:
 
 
 def env_with(bin_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
-    return {**env, "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}", **extra}
+    """The environment of a desktop session (a display, no Qt platform chosen), PATH led by ``bin_dir``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
+    return {**env, "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}", "DISPLAY": ":0", **extra}
 
 
 def run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -118,3 +119,12 @@ def test_run_sh_skips_the_check_for_the_command_line(fake_checkout):
                env_with(fake_checkout.parent / "bin"))
     assert done.returncode == 0, done.stderr
     assert "main.py colorize in -o out" in calls(fake_checkout)
+
+
+def test_run_sh_without_a_display_says_so_instead_of_letting_qt_abort(fake_checkout):
+    env = env_with(fake_checkout.parent / "bin")
+    del env["DISPLAY"]
+    done = run([str(fake_checkout / "scripts" / "run.sh")], env)
+    assert done.returncode == 1
+    assert "no display" in done.stderr and "colorize" in done.stderr
+    assert "main.py" not in calls(fake_checkout)

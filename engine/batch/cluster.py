@@ -46,7 +46,7 @@ from ..imageio import (
     partial_name,
     write_error,
 )
-from ..messages import one_line, short_reason
+from ..messages import counted, one_line, short_reason
 from ..options import BatchSummary, ColorizeSettings, ExportOptions, Job, PhotoResult
 from .decode_ahead import Decoded, decode_photo
 from .inputs import collect_inputs
@@ -114,7 +114,8 @@ class ClusterShape:
     cpus_per_gpu: float = 1.0  # the least over the nodes that have GPUs
 
     def line(self) -> str:
-        return f"on {self.nodes} nodes, {self.cpus:g} CPUs, {self.gpus:g} GPUs, {self.actors} actors"
+        return (f"on {counted(self.nodes, 'node')}, {self.cpus:g} CPUs, {self.gpus:g} GPUs, "
+                f"{counted(self.actors, 'actor')}")
 
 
 def cluster_shape(actors: int = 0) -> ClusterShape:
@@ -572,13 +573,19 @@ def _run_round(plan: _Plan, pending: list[int], settings: ColorizeSettings, expo
     # The decode and write tasks ask for no CPU (see size_pool); sizing.tasks caps how many run at once.
     retries = {"max_retries": TASK_RETRIES}
     tasks = ray.data.TaskPoolStrategy(size=min(sizing.tasks, blocks))
+    # A round that tries photos one by one gives each actor one photo at a time: a photo that kills its
+    # actor then takes no other photo's attempts down with it (queued calls die with the actor, and
+    # would use up their own retries).
+    in_flight = 1 if per_block == 1 else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # retries as Ray remote args: deprecated in 2.60
         ds = ds.map_batches(_decode_batch, fn_kwargs={"ctx": context}, compute=tasks, num_cpus=0,
                             batch_size=per_block, batch_format="numpy", **retries)
         ds = ds.map_batches(ColorizeActor, fn_constructor_kwargs={"settings": settings, "threads": sizing.threads,
                                                                   "hook": hook},
-                            compute=ray.data.ActorPoolStrategy(size=sizing.actors), num_cpus=sizing.actor_cpus,
+                            compute=ray.data.ActorPoolStrategy(size=sizing.actors,
+                                                               max_tasks_in_flight_per_actor=in_flight),
+                            num_cpus=sizing.actor_cpus,
                             num_gpus=sizing.actor_gpus, batch_size=per_block, batch_format="numpy",
                             max_restarts=-1, max_task_retries=TASK_RETRIES)
         ds = ds.map_batches(_write_batch, fn_kwargs={"ctx": context}, compute=tasks, num_cpus=0,

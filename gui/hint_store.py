@@ -1,0 +1,99 @@
+"""Colour hints per photo: they belong to the photo (its path), not to a queue row, so they are remembered
+across restarts (QSettings, one JSON document) and come back when the photo is queued again.
+
+Files: File > Save Hints… / Load Hints… write and read the CLI's hints file (``engine.hints``), keyed by
+each photo's path relative to the folder it was queued from (``photo_key``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QSettings, Signal
+
+from engine.hints import (
+    Hint,
+    HintMatch,
+    HintsFileError,
+    hints_document,
+    load_hints_file,
+    match_hints,
+    parse_hints,
+    photo_key,
+    save_hints_file,
+)
+from engine.options import Job
+
+NO_HINTS_TEXT = "These weights take no colour hints; model v2 will."
+SETTINGS_KEY = "hints/photos"
+Hints = tuple[Hint, ...]
+
+
+def path_key(path: Path) -> str:
+    """The key a photo's hints are remembered under: its absolute path."""
+    return str(Path(path).absolute())
+
+
+class HintStore(QObject):
+    """Each photo's hints by path; ``changed(path)`` after every change, which is saved at once."""
+
+    changed = Signal(str)  # path_key of the photo whose hints changed
+
+    def __init__(self, settings: QSettings, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.qsettings = settings
+        self._hints: dict[str, Hints] = {}
+        raw = settings.value(SETTINGS_KEY, "")
+        if raw:
+            try:
+                self._hints = {k: tuple(v) for k, v in parse_hints(json.loads(str(raw)), "saved hints").photos.items()}
+            except (ValueError, HintsFileError):  # damaged settings must not stop the app
+                self._hints = {}
+
+    def get(self, path: Path) -> Hints:
+        return self._hints.get(path_key(path), ())
+
+    def set(self, path: Path, hints: Sequence[Hint]) -> None:
+        """Replace a photo's hints (empty: forget them) and remember the change."""
+        key = path_key(path)
+        hints = tuple(hints)
+        if self._hints.get(key, ()) == hints:
+            return
+        if hints:
+            self._hints[key] = hints
+        else:
+            self._hints.pop(key, None)
+        self.save()
+        self.changed.emit(key)
+
+    def save(self) -> None:
+        self.qsettings.setValue(SETTINGS_KEY, json.dumps(hints_document(self._hints)))
+        self.qsettings.sync()
+
+    def save_file(self, path: Path, photos: Iterable[tuple[Path, Path]]) -> int:
+        """Write the hints of ``photos`` ((path, root) pairs, the queue) as a hints file; returns how many photos."""
+        mapping: dict[str, Hints] = {}
+        for photo, root in photos:
+            hints = self.get(photo)
+            if hints:
+                mapping[photo_key(Job(0, photo, root))] = hints
+        save_hints_file(path, mapping)
+        return len(mapping)
+
+    @staticmethod
+    def read_file(path: Path, photos: Sequence[tuple[Path, Path]]) -> HintMatch:
+        """A hints file matched to ``photos`` (by index into it); ``HintsFileError`` with a one-line reason."""
+        return match_hints(load_hints_file(path), [Job(i, p, r) for i, (p, r) in enumerate(photos)])
+
+
+def load_summary(match: HintMatch, source: Path) -> str:
+    """The status line after loading a hints file: how many photos got hints, and which keys were not used."""
+    n = sum(1 for h in match.hints.values() if h)
+    text = f"Loaded hints for {n} photo{'s' if n != 1 else ''} from {source.name}"
+    if match.unmatched:
+        text += f"; not in the queue: {', '.join(match.unmatched[:3])}{'…' if len(match.unmatched) > 3 else ''}"
+    if match.ambiguous:
+        text += f"; more than one photo of that name: {', '.join(match.ambiguous[:3])}"
+    return text

@@ -1,0 +1,212 @@
+"""Colour hints in the app (#13): click to add, the preview re-colours toward the hint, Undo restores the
+previous result, hints survive a restart and a save/load round trip, exports use them, and weights without
+hint inputs leave everything inert and say so.
+
+A random hinted model reacts only weakly to hints: the tests check the hint reached the model and that the
+result changed (and, near the point, moved toward the hint's colour), never a big colour move.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from helpers import random_model
+from PySide6.QtCore import QItemSelectionModel, QPoint, Qt
+
+from engine.colorizer import Colorizer
+from engine.hints import Hint, load_hints_file
+from engine.model import with_hint_channels
+from gui.hint_store import NO_HINTS_TEXT
+from gui.worker import Backend
+
+TIMEOUT_MS = 60_000
+GREEN = (20, 200, 20)
+
+
+@pytest.fixture(scope="module")
+def hinted_model():
+    m = with_hint_channels(random_model(), 3)
+    with torch.no_grad():  # hint inputs that matter: their stem weights drawn large
+        m.encoder._conv_stem.weight[:, 1:].normal_(0, 2.0, generator=torch.Generator().manual_seed(1))
+    return m.eval()
+
+
+@pytest.fixture
+def hinted_backend(_gentle_torch, hinted_model):
+    """A Backend on the random hinted model that records the hints every model call was given."""
+    seen: list = []
+
+    def factory(settings):
+        c = Colorizer.create(settings, model=hinted_model)
+        predict, infer_photos = c.predict, c.infer_photos
+
+        def recording_predict(items, hints=None):
+            seen.append(("preview", hints))
+            return predict(items, hints)
+
+        def recording_infer(items, hints=None):
+            seen.append(("batch", hints))
+            return infer_photos(items, hints)
+
+        c.predict, c.infer_photos = recording_predict, recording_infer
+        return c
+
+    backend = Backend(factory=factory)
+    backend.seen = seen
+    return backend
+
+
+def _window(make_window, backend, photo):
+    window = make_window(backend, size=64, precision="fp32")
+    window.add_paths([photo])
+    window.table.selectionModel().select(window.queue.index(0, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                         | QItemSelectionModel.SelectionFlag.Rows)
+    assert window.preview.grey() is not None and window.hint_editor.key is not None
+    return window
+
+
+def _recolour(qtbot, window):
+    with qtbot.waitSignal(window.hint_editor.preview_updated, timeout=TIMEOUT_MS):
+        window.hint_editor.recolour()
+    return window.preview.colour().copy()
+
+
+def _add(qtbot, window, x, y, rgb):
+    with qtbot.waitSignal(window.hint_editor.preview_updated, timeout=TIMEOUT_MS):
+        window.hint_editor.add(x, y, rgb)
+    return window.preview.colour().copy()
+
+
+@pytest.fixture
+def photo(write_photo, tmp_path):
+    return write_photo(tmp_path / "in" / "photo00.png", (64, 96))
+
+
+def test_a_click_on_the_preview_offers_the_models_colours_and_picking_one_adds_a_hint(qtbot, make_window,
+                                                                                     hinted_backend, photo):
+    window = _window(make_window, hinted_backend, photo)
+    editor, view = window.hint_editor, window.preview.after_view
+    centre = view.viewport().rect().center()
+    point = view.mapToScene(centre)
+    with qtbot.waitSignal(editor.suggestions_shown, timeout=TIMEOUT_MS):
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=centre)
+    colours = [a for a in editor.menu.actions() if a.text().startswith("#")]
+    assert colours and editor.menu.actions()[-1].text() == "Other…"
+    with qtbot.waitSignal(editor.preview_updated, timeout=TIMEOUT_MS):
+        colours[0].trigger()
+    (hint,) = window.hint_store.get(photo)
+    h, w = window.preview.grey().shape
+    assert hint.x == pytest.approx(point.x() / w, abs=0.02) and hint.y == pytest.approx(point.y() / h, abs=0.02)
+    assert "#{:02x}{:02x}{:02x}".format(*hint.rgb) == colours[0].text()
+    assert ("preview", [(hint,)]) in hinted_backend.seen  # the hint reached the model
+    assert len(editor._rings) == 2  # a ring on each side
+
+
+def test_the_colour_near_a_hint_changes_and_undo_restores_the_previous_result(
+        qtbot, make_window, hinted_backend, photo):
+    window = _window(make_window, hinted_backend, photo)
+    before = _recolour(qtbot, window)
+    after = _add(qtbot, window, 0.5, 0.5, GREEN)
+    # A random model's colour does not follow the hint's hue (only trained v2 weights will); what can be
+    # pinned: the hint, with its chroma, reached the model, and the colour near it changed.
+    (hints,) = next(h for kind, h in reversed(hinted_backend.seen) if kind == "preview" and h)
+    assert hints == (Hint(0.5, 0.5, GREEN),)
+    h, w = before.shape[:2]
+    near = (slice(h // 2 - 3, h // 2 + 4), slice(w // 2 - 3, w // 2 + 4))
+    assert np.abs(after[near] - before[near]).max() > 1.0  # ab units
+
+    with qtbot.waitSignal(window.hint_editor.preview_updated, timeout=TIMEOUT_MS):
+        window.history.undo_action.trigger()
+    assert window.hint_store.get(photo) == ()
+    assert np.array_equal(window.preview.colour(), before)
+    with qtbot.waitSignal(window.hint_editor.preview_updated, timeout=TIMEOUT_MS):
+        window.history.redo_action.trigger()
+    assert window.hint_store.get(photo) == (Hint(0.5, 0.5, GREEN),)
+    assert np.array_equal(window.preview.colour(), after)
+
+
+def test_delete_and_right_click_remove_a_hint_and_show_hints_hides_the_rings(qtbot, make_window, hinted_backend,
+                                                                            photo):
+    window = _window(make_window, hinted_backend, photo)
+    editor = window.hint_editor
+    _add(qtbot, window, 0.3, 0.3, GREEN)
+    _add(qtbot, window, 0.7, 0.6, (200, 30, 30))
+    assert len(editor._rings) == 4
+    editor.show_action.setChecked(False)
+    assert editor._rings == []
+    editor.show_action.setChecked(True)
+
+    view = window.preview.before_view
+    ring = next(r for r in editor._rings if r.scene() is window.preview.before_scene and r.index == 0)
+    ring.setSelected(True)
+    view.setFocus()
+    with qtbot.waitSignal(editor.preview_updated, timeout=TIMEOUT_MS):
+        qtbot.keyClick(view, Qt.Key.Key_Delete)
+    assert window.hint_store.get(window.queue.row(0).path) == (Hint(0.7, 0.6, (200, 30, 30)),)
+    assert window.queue.rowCount() == 1  # Delete took the hint, not the photo
+
+    ring = next(r for r in editor._rings if r.scene() is window.preview.before_scene)
+    at = view.mapFromScene(ring.scenePos())
+    with qtbot.waitSignal(editor.preview_updated, timeout=TIMEOUT_MS):
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.RightButton, pos=at)
+    assert window.hint_store.get(photo) == ()
+
+
+def test_dragging_a_hint_moves_it(qtbot, make_window, hinted_backend, photo):
+    window = _window(make_window, hinted_backend, photo)
+    _add(qtbot, window, 0.3, 0.3, GREEN)
+    view = window.preview.before_view
+    ring = next(r for r in window.hint_editor._rings if r.scene() is window.preview.before_scene)
+    start = view.mapFromScene(ring.scenePos())
+    qtbot.mousePress(view.viewport(), Qt.MouseButton.LeftButton, pos=start)
+    for step in range(1, 6):
+        qtbot.mouseMove(view.viewport(), pos=start + QPoint(8 * step, 4 * step))
+    with qtbot.waitSignal(window.hint_editor.preview_updated, timeout=TIMEOUT_MS):
+        qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=start + QPoint(40, 20))
+    (hint,) = window.hint_store.get(photo)
+    assert hint.x > 0.35 and hint.y > 0.32 and hint.rgb == GREEN
+
+
+def test_hints_survive_a_restart_and_a_save_load_round_trip(qtbot, make_window, hinted_backend, photo, tmp_path):
+    window = _window(make_window, hinted_backend, photo)
+    hints = (Hint(0.25, 0.5, GREEN), Hint(0.75, 0.2, (180, 60, 40)))
+    _add(qtbot, window, hints[0].x, hints[0].y, hints[0].rgb)
+    _add(qtbot, window, hints[1].x, hints[1].y, hints[1].rgb)
+    window.close()
+
+    again = _window(make_window, hinted_backend, photo)  # a new window on the same settings: a restart
+    assert again.hint_store.get(photo) == hints
+    assert len(again.hint_editor._rings) == 4
+
+    file = tmp_path / "hints.json"
+    assert again.hint_editor.save_file(file) == 1
+    assert load_hints_file(file).photos == {"photo00.png": hints}  # the CLI's format and key
+    again.hint_editor.clear()
+    assert again.hint_store.get(photo) == ()
+    assert again.hint_editor.load_file(file)
+    assert again.hint_store.get(photo) == hints
+    assert "Loaded hints for 1 photo" in again.status_label.text()
+
+
+def test_export_uses_the_hints_and_changing_them_afterwards_offers_run_again(qtbot, make_window, hinted_backend,
+                                                                           photo):
+    window = _window(make_window, hinted_backend, photo)
+    _add(qtbot, window, 0.5, 0.5, GREEN)
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        window.start_batch()
+    assert ("batch", [(Hint(0.5, 0.5, GREEN),)]) in hinted_backend.seen
+    assert window.queue.row(0).status == "done"
+    window.set_status("")
+    window._offer_run_again()
+    assert "changed" not in window.status_label.text()  # made with these hints: nothing to offer
+    _add(qtbot, window, 0.2, 0.2, (200, 30, 30))
+    assert "Hints changed since 1 photo was colorized" in window.status_label.text()
+
+
+def test_weights_without_hint_inputs_add_no_hint_and_say_so(qtbot, make_window, backend, photo):
+    window = _window(make_window, backend, photo)
+    view = window.preview.after_view
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.viewport().rect().center())
+    qtbot.waitUntil(lambda: window.status_label.text() == NO_HINTS_TEXT, timeout=TIMEOUT_MS)
+    assert window.hint_editor.menu is None and window.hint_store.get(photo) == ()
