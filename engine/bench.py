@@ -253,8 +253,8 @@ def run_bench(s: BenchSettings) -> int:
     print(cpu.line())
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     if load > 0.5 * (os.cpu_count() or 1):
-        print(f"note: load average {load:.1f} on {os.cpu_count()} CPUs: other work shares them, so absolute times "
-              "are slow and the ratios noisy; run again when the machine is quiet")
+        print(f"note: load average {load:.1f} (last minute) on {os.cpu_count()} CPUs: if other work still shares them,"
+              " absolute times are slow and the ratios noisy; run again when the machine is quiet")
     for line in skipped:
         print(f"  not measured: {line}")
     gflops = model_gflops(s.size, s.weights)
