@@ -3,12 +3,12 @@ to move it, Delete or a right-click to remove it, View > Show Hints to hide them
 on the window's undo stack, and the preview re-colours after it (``gui.worker.Recolourer``, off this thread).
 
 A hint's point is relative to the photo (``engine.hints.Hint``): the preview's scene is the photo at preview
-size, so x = scene x / width. Results are kept per (photo, hints), so Undo shows the previous colour at once.
+size, so x = scene x / width. Results are kept per (photo, hints, model settings), so Undo shows the previous
+colour at once and a change of weights or size never brings back a preview made with the old ones.
 """
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.hints import Hint, HintsFileError
+from engine.messages import counted
 from engine.options import ColorizeSettings
 
 from .hint_store import NO_HINTS_TEXT, Hints, HintStore, load_summary, path_key
@@ -39,17 +40,21 @@ KEEP_RESULTS = 12  # re-coloured previews kept for Undo (a few MB each)
 
 
 class SetHints(QUndoCommand):
-    """One photo's hints before and after an edit (add, move, remove, load): redo sets ``after``, undo ``before``."""
+    """Photos' hints before and after an edit (add, move, remove, or a whole loaded file): redo sets the ``after``
+    of each, undo its ``before``; one ``changed`` signal however many photos.
+    """
 
-    def __init__(self, store: HintStore, path: Path, before: Sequence[Hint], after: Sequence[Hint], text: str) -> None:
+    def __init__(self, store: HintStore, changes: dict[Path, tuple[Sequence[Hint], Sequence[Hint]]],
+                 text: str) -> None:
         super().__init__(text)
-        self.store, self.path, self.before, self.after = store, path, tuple(before), tuple(after)
+        self.store = store
+        self.changes = {path: (tuple(before), tuple(after)) for path, (before, after) in changes.items()}
 
     def redo(self) -> None:
-        self.store.set(self.path, self.after)
+        self.store.set_many({path: after for path, (_, after) in self.changes.items()})
 
     def undo(self) -> None:
-        self.store.set(self.path, self.before)
+        self.store.set_many({path: before for path, (before, _) in self.changes.items()})
 
 
 class Ring(QGraphicsEllipseItem):
@@ -114,9 +119,7 @@ class HintEditor(QObject):
         self.key: int | None = None
         self.path: Path | None = None
         self.menu: QMenu | None = None
-        self.latencies_ms: list[float] = []  # edit -> preview updated, for the record (not asserted)
-        self._edited_at: float | None = None
-        self._results: OrderedDict[tuple[int, Hints], np.ndarray] = OrderedDict()
+        self._results: OrderedDict[tuple[int, Hints, ColorizeSettings], np.ndarray] = OrderedDict()
         self._rings: list[Ring] = []
         self._press: dict[QObject, QPoint] = {}
         self._parent_widget = parent
@@ -147,20 +150,27 @@ class HintEditor(QObject):
             recolourer.refused.connect(self._on_refused)
 
     # -- the photo on show ------------------------------------------------------------------------------
-    def show(self, key: int | None, path: Path | None) -> None:
-        """The preview now shows this queue row's photo (None: nothing, or an error)."""
+    def show(self, key: int | None, path: Path | None,
+             made_with: tuple[ColorizeSettings, Hints] | None = None) -> None:
+        """The preview now shows this queue row's photo (None: nothing, or an error). ``made_with``: the model
+        settings and hints of the batch run whose colour the preview shows (None: no batch colour).
+        """
         self.key, self.path = (key, path) if self.preview.grey() is not None else (None, None)
         if self.menu is not None:
             self.menu.close()
-        hints = self.hints()
-        if self.key is not None:
-            cached = self._results.get((self.key, hints))
-            ab = self.preview.colour()
-            if cached is not None and hints:
-                self.preview.set_colour(cached)
-            elif ab is not None and not hints:
-                self._keep(self.key, hints, ab)  # the colour without hints: what Undo of a first hint returns to
         self._draw()
+        if self.key is None:
+            return
+        ab = self.preview.colour()
+        if ab is not None and made_with is not None:  # the batch's colour: it replaces a preview made the same way
+            self._keep(self.key, tuple(made_with[1]), made_with[0], ab)
+        hints, settings = self.hints(), self.settings()
+        shown = made_with is not None and ab is not None and made_with == (settings, hints)
+        cached = self._results.get((self.key, hints, settings))
+        if cached is not None and not shown:
+            self.preview.set_colour(cached)
+        elif not shown and hints:  # stored hints (a restart, Load Hints, Undo elsewhere) that nothing shows yet
+            self.recolour()
 
     def hints(self) -> Hints:
         return self.store.get(self.path) if self.path is not None else ()
@@ -184,8 +194,7 @@ class HintEditor(QObject):
     def _edit(self, after: Sequence[Hint], text: str) -> None:
         if self.path is None:
             return
-        self._edited_at = time.perf_counter()
-        self.stack.push(SetHints(self.store, self.path, self.hints(), after, text))
+        self.stack.push(SetHints(self.store, {self.path: (self.hints(), after)}, text))
 
     def add(self, x: float, y: float, rgb: tuple[int, int, int]) -> None:
         self._edit(self.hints() + (Hint(min(max(x, 0.0), 1.0), min(max(y, 0.0), 1.0), rgb),), "Add Hint")
@@ -209,7 +218,7 @@ class HintEditor(QObject):
 
     # -- the model -----------------------------------------------------------------------------------------
     def _on_store_changed(self, changed: str) -> None:
-        if self.path is None or path_key(self.path) != changed:
+        if self.path is None or changed not in ("", path_key(self.path)):  # "": several photos at once
             return
         self._draw()
         self.recolour()
@@ -219,37 +228,31 @@ class HintEditor(QObject):
         L, key = self.preview.grey(), self.key
         if L is None or key is None:
             return
-        hints = self.hints()
-        cached = self._results.get((key, hints))
+        hints, settings = self.hints(), self.settings()
+        cached = self._results.get((key, hints, settings))
         if cached is not None:
-            self._results.move_to_end((key, hints))
+            self._results.move_to_end((key, hints, settings))
             self.preview.set_colour(cached)
-            self._updated(key)
+            self.preview_updated.emit(key)
         elif self.recolourer is not None:
-            self.recolourer.request(key, L, hints, self.settings())
+            self.recolourer.request(key, L, hints, settings)
 
-    def _on_recoloured(self, key: int, hints: Hints, ab: np.ndarray) -> None:
-        self._keep(key, hints, ab)
-        if key == self.key and hints == self.hints():  # an older request's answer is kept, not shown
+    def _on_recoloured(self, key: int, hints: Hints, settings: ColorizeSettings, ab: np.ndarray) -> None:
+        self._keep(key, hints, settings, ab)
+        if key == self.key and (hints, settings) == (self.hints(), self.settings()):  # older answers: kept only
             self.preview.set_colour(ab)
-            self._updated(key)
+            self.preview_updated.emit(key)
 
-    def _updated(self, key: int) -> None:
-        if self._edited_at is not None:
-            self.latencies_ms.append(1000 * (time.perf_counter() - self._edited_at))
-            self._edited_at = None
-        self.preview_updated.emit(key)
-
-    def _keep(self, key: int, hints: Hints, ab: np.ndarray) -> None:
-        self._results[(key, hints)] = ab
-        self._results.move_to_end((key, hints))
+    def _keep(self, key: int, hints: Hints, settings: ColorizeSettings, ab: np.ndarray) -> None:
+        self._results[(key, hints, settings)] = ab
+        self._results.move_to_end((key, hints, settings))
         while len(self._results) > KEEP_RESULTS:
             self._results.popitem(last=False)
 
     def _on_refused(self, key: int, reason: str) -> None:
         if key == self.key:
-            self._edited_at = None
-            self.status(reason if reason == NO_HINTS_TEXT else f"Could not re-colour the preview: {reason}")
+            self.status(reason if reason == NO_HINTS_TEXT else f"The model could not give colours for the preview: "
+                                                               f"{reason}")
 
     # -- clicks and keys on the preview ---------------------------------------------------------------------
     def click(self, view: ZoomView, pos: QPoint) -> bool:
@@ -321,7 +324,7 @@ class HintEditor(QObject):
     # -- files ------------------------------------------------------------------------------------------------
     def save_file(self, path: Path) -> int:
         n = self.store.save_file(path, self.photos())
-        self.status(f"Saved the hints of {n} photo{'s' if n != 1 else ''} to {path}")
+        self.status(f"Saved the hints of {counted(n, 'photo')} to {path}")
         return n
 
     def load_file(self, path: Path) -> bool:
@@ -332,11 +335,8 @@ class HintEditor(QObject):
         except HintsFileError as err:
             self.status(str(err))
             return False
-        self.stack.beginMacro(f"Load Hints from {path.name}")
-        for index, hints in match.hints.items():
-            photo = photos[index][0]
-            self.stack.push(SetHints(self.store, photo, self.store.get(photo), hints, "Load Hints"))
-        self.stack.endMacro()
+        changes = {photos[i][0]: (self.store.get(photos[i][0]), hints) for i, hints in match.hints.items()}
+        self.stack.push(SetHints(self.store, changes, f"Load Hints from {path.name}"))
         self.status(load_summary(match, path))
         return True
 
@@ -352,11 +352,12 @@ class HintEditor(QObject):
             self.load_file(Path(name))
 
     def close(self) -> None:
-        """Stop the model's thread (the window is closing)."""
+        """Stop the model's thread and write the hints out (the window is closing)."""
         for viewport, view in self._viewports.items():
             viewport.removeEventFilter(self)
             view.removeEventFilter(self)
         self._viewports, self._views = {}, ()
+        self.store.flush()
         if self.recolourer is not None:
             self.recolourer.stop()
             self.recolourer = None

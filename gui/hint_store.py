@@ -1,5 +1,6 @@
 """Colour hints per photo: they belong to the photo (its path), not to a queue row, so they are remembered
-across restarts (QSettings, one JSON document) and come back when the photo is queued again.
+across restarts (QSettings, one JSON document, written half a second after the last change and at close, not
+on every drag) and come back when the photo is queued again. Photos that no longer exist are dropped at start.
 
 Files: File > Save Hints… / Load Hints… write and read the CLI's hints file (``engine.hints``), keyed by
 each photo's path relative to the folder it was queued from (``photo_key``).
@@ -8,10 +9,10 @@ each photo's path relative to the folder it was queued from (``photo_key``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QSettings, Signal
+from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 
 from engine.hints import (
     Hint,
@@ -24,22 +25,24 @@ from engine.hints import (
     photo_key,
     save_hints_file,
 )
+from engine.messages import counted
 from engine.options import Job
 
 NO_HINTS_TEXT = "These weights take no colour hints; model v2 will."
 SETTINGS_KEY = "hints/photos"
+SAVE_DELAY_MS = 500  # a drag or a run of Undos is one write
 Hints = tuple[Hint, ...]
 
 
 def path_key(path: Path) -> str:
-    """The key a photo's hints are remembered under: its absolute path."""
-    return str(Path(path).absolute())
+    """The key a photo's hints are remembered under: its resolved path (one key however it was reached)."""
+    return str(Path(path).resolve())
 
 
 class HintStore(QObject):
-    """Each photo's hints by path; ``changed(path)`` after every change, which is saved at once."""
+    """Each photo's hints by path; ``changed(path)`` after every change, saved shortly after (``flush``)."""
 
-    changed = Signal(str)  # path_key of the photo whose hints changed
+    changed = Signal(str)  # path_key of the photo whose hints changed; "" when several changed at once
 
     def __init__(self, settings: QSettings, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -48,27 +51,41 @@ class HintStore(QObject):
         raw = settings.value(SETTINGS_KEY, "")
         if raw:
             try:
-                self._hints = {k: tuple(v) for k, v in parse_hints(json.loads(str(raw)), "saved hints").photos.items()}
+                self._hints = {k: tuple(v) for k, v in parse_hints(json.loads(str(raw)), "saved hints").photos.items()
+                               if Path(k).exists()}
             except (ValueError, HintsFileError):  # damaged settings must not stop the app
                 self._hints = {}
+        self._save_timer = QTimer(self)
+        self._save_timer.setSingleShot(True)
+        self._save_timer.setInterval(SAVE_DELAY_MS)
+        self._save_timer.timeout.connect(self.flush)
 
     def get(self, path: Path) -> Hints:
         return self._hints.get(path_key(path), ())
 
     def set(self, path: Path, hints: Sequence[Hint]) -> None:
         """Replace a photo's hints (empty: forget them) and remember the change."""
-        key = path_key(path)
-        hints = tuple(hints)
-        if self._hints.get(key, ()) == hints:
-            return
-        if hints:
-            self._hints[key] = hints
-        else:
-            self._hints.pop(key, None)
-        self.save()
-        self.changed.emit(key)
+        self.set_many({path: hints})
 
-    def save(self) -> None:
+    def set_many(self, hints_by_path: Mapping[Path, Sequence[Hint]]) -> None:
+        """Replace several photos' hints with one ``changed`` signal (the photo's key, or "" for several)."""
+        changed = []
+        for path, hints in hints_by_path.items():
+            key, hints = path_key(path), tuple(hints)
+            if self._hints.get(key, ()) == hints:
+                continue
+            if hints:
+                self._hints[key] = hints
+            else:
+                self._hints.pop(key, None)
+            changed.append(key)
+        if changed:
+            self._save_timer.start()
+            self.changed.emit(changed[0] if len(changed) == 1 else "")
+
+    def flush(self) -> None:
+        """Write the hints to the settings now (the timer after a change, and at close)."""
+        self._save_timer.stop()
         self.qsettings.setValue(SETTINGS_KEY, json.dumps(hints_document(self._hints)))
         self.qsettings.sync()
 
@@ -91,7 +108,7 @@ class HintStore(QObject):
 def load_summary(match: HintMatch, source: Path) -> str:
     """The status line after loading a hints file: how many photos got hints, and which keys were not used."""
     n = sum(1 for h in match.hints.values() if h)
-    text = f"Loaded hints for {n} photo{'s' if n != 1 else ''} from {source.name}"
+    text = f"Loaded hints for {counted(n, 'photo')} from {source.name}"
     if match.unmatched:
         text += f"; not in the queue: {', '.join(match.unmatched[:3])}{'…' if len(match.unmatched) > 3 else ''}"
     if match.ambiguous:

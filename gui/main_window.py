@@ -263,6 +263,7 @@ class MainWindow(QMainWindow):
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self.queue.rowsInserted.connect(self._update_actions)
         self.queue.rowsRemoved.connect(self._update_actions)
+        self.queue.rowsRemoved.connect(self._forget_removed_preview)
         self.queue.modelReset.connect(self._update_actions)
         self.engine_panel.compare.toggled.connect(self._update_compare_columns)
         self.engine_panel.device_changed.connect(self._start_sampler)
@@ -607,7 +608,15 @@ class MainWindow(QMainWindow):
         self._shown_key = key
         missing = f"failed · {row.message}" if row.status == "failed" else "not colorized yet"
         self.preview.show_photo(L, ab, row.shown_name, missing=missing)
-        self.hint_editor.show(key, row.path)
+        made_with = (row.run_key[0], tuple(row.run_key[3])) if row.status == "done" and row.run_key else None
+        self.hint_editor.show(key, row.path, made_with if ab is not None else None)
+
+    def _forget_removed_preview(self) -> None:
+        """The photo on show left the queue: show nothing, so no hint is added to a photo no longer queued."""
+        if self._shown_key is not None and self.queue.row_of(self._shown_key) is None:
+            self._shown_key = None
+            self.preview.clear("Removed from the queue. Select a photo to see it here.")
+            self.hint_editor.show(None, None)
 
     def _toggle_wipe(self, on: bool) -> None:
         self.preview.set_mode("wipe" if on else "side")

@@ -136,7 +136,6 @@ class BeforeAfterView(QWidget):
     """The grey original and its colour version, side by side or wiped over each other."""
 
     strength_changed = Signal(float)
-    colour_changed = Signal()  # the After side was redrawn with new colour (set_colour)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -330,7 +329,6 @@ class BeforeAfterView(QWidget):
             return
         self._ab = ab
         self._render_after()
-        self.colour_changed.emit()
 
     def grey(self) -> np.ndarray | None:
         """The photo on show's lightness (h x w, 0..100), None on the placeholder."""

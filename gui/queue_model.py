@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -287,10 +287,6 @@ class QueueModel(QAbstractTableModel):
                 n += 1
                 self._changed(i)
         return n
-
-    def done_out_of_date(self, out_of_date: Callable[[Any], bool]) -> list[int]:
-        """Keys of the done rows whose run settings (``begin_run``'s ``run_key``) ``out_of_date`` says are stale."""
-        return [r.key for r in self._rows if r.status == "done" and out_of_date(r.run_key)]
 
     def _rows_of(self, keys: Iterable[int]) -> list[int]:
         return [i for i in (self.row_of(k) for k in keys) if i is not None]

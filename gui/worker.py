@@ -131,15 +131,17 @@ class BatchWorker(QObject):
 class Recolourer(QObject):
     """The preview's model work as hints change, on its own QThread (never the UI thread).
 
-    ``request`` (any thread) keeps only the latest pending request per photo, so edits that arrive
-    while the model runs are coalesced into one run after it. The model runs at the settings' working
-    size on the preview-size L (the preview is already at screen resolution; full resolution is only
-    joined at export). Replies: ``recoloured(key, hints, ab)`` (ab at the preview's size),
+    Only the newest pending re-colour and the newest pending suggestion are kept (suggestions run first:
+    the user waits on the popup), so edits that arrive while the model runs, or requests for photos no
+    longer on show, coalesce into one run after it. The model runs on the preview-size L at the smaller of
+    the working size and the preview's size (a working size never upscales; full resolution is only joined
+    at export), never compiled (a first click must not wait for ``torch.compile``). Replies:
+    ``recoloured(key, hints, settings, ab)`` (ab at the preview's size; settings as requested),
     ``suggestions(key, x, y, colours)`` for a click, ``refused(key, reason)`` when the model cannot
     (weights without hint inputs: ``NO_HINTS_TEXT``).
     """
 
-    recoloured = Signal(int, object, object)  # key, tuple[Hint, ...], ab (h x w x 2 float32)
+    recoloured = Signal(int, object, object, object)  # key, tuple[Hint, ...], ColorizeSettings, ab (h x w x 2)
     suggestions = Signal(int, float, float, object)  # key, x, y, [(r, g, b), ...] most likely first
     refused = Signal(int, str)  # key, why
     _wake = Signal()
@@ -148,7 +150,7 @@ class Recolourer(QObject):
         super().__init__()
         self._factory = CachedFactory(make, keep=1)
         self._lock = threading.Lock()
-        self._pending: dict[tuple[str, int], tuple[Any, ...]] = {}  # (kind, key) -> the latest arguments
+        self._pending: dict[str, tuple[int, tuple[Any, ...]]] = {}  # "suggest"/"colour" -> the newest (key, args)
         self._scheduled = False
         self._thread = QThread()
         self._thread.setObjectName("recolour")
@@ -158,16 +160,16 @@ class Recolourer(QObject):
 
     def request(self, key: int, L: np.ndarray, hints: tuple[Hint, ...], settings: ColorizeSettings) -> None:
         """Re-colour photo ``key`` (L: its preview-size lightness) with ``hints``; replaces any pending request."""
-        self._post(("colour", key), (L, tuple(hints), settings))
+        self._post("colour", key, (L, tuple(hints), settings))
 
     def suggest(self, key: int, L: np.ndarray, x: float, y: float, hints: tuple[Hint, ...],
                 settings: ColorizeSettings) -> None:
         """The model's most likely colours at (x, y) of photo ``key``, as ``suggestions``."""
-        self._post(("suggest", key), (L, x, y, tuple(hints), settings))
+        self._post("suggest", key, (L, x, y, tuple(hints), settings))
 
-    def _post(self, what: tuple[str, int], args: tuple[Any, ...]) -> None:
+    def _post(self, kind: str, key: int, args: tuple[Any, ...]) -> None:
         with self._lock:
-            self._pending[what] = args
+            self._pending[kind] = (key, args)
             wake, self._scheduled = not self._scheduled, True
         if wake:
             self._wake.emit()
@@ -179,19 +181,17 @@ class Recolourer(QObject):
                 if not self._pending:
                     self._scheduled = False
                     return
-                # suggestions first: the user waits on the popup
-                what = next((w for w in self._pending if w[0] == "suggest"), next(iter(self._pending)))
-                args = self._pending.pop(what)
+                kind = "suggest" if "suggest" in self._pending else "colour"  # the user waits on the popup
+                key, args = self._pending.pop(kind)
             try:
-                self._run(what, args)
+                self._run(kind, key, args)
             except Exception as err:  # noqa: BLE001 - a failing preview must not take the window down
-                log.exception("re-colouring the preview failed")
-                self.refused.emit(what[1], str(err) or type(err).__name__)
+                log.exception("the preview's model run (%s) failed", kind)
+                self.refused.emit(key, str(err) or type(err).__name__)
 
-    def _run(self, what: tuple[str, int], args: tuple[Any, ...]) -> None:
-        kind, key = what
+    def _run(self, kind: str, key: int, args: tuple[Any, ...]) -> None:
         settings: ColorizeSettings = args[-1]
-        colorizer = self._factory(settings.validated())
+        colorizer = self._factory(replace(settings, compile=False).validated())
         hints: tuple[Hint, ...] = args[-2]
         if not colorizer.takes_hints:
             self.refused.emit(key, NO_HINTS_TEXT)
@@ -200,7 +200,7 @@ class Recolourer(QObject):
         if kind == "colour":
             item = reprepare(Prepared(L, L), colorizer.settings.size)
             ab = colorizer.predict([item], [hints] if hints else None)[0]
-            self.recoloured.emit(key, hints, ab)
+            self.recoloured.emit(key, hints, settings, ab)
         else:
             grey = grey_rgb(L)  # the grey whose lightness is L: suggest reads only L
             x, y = args[1], args[2]

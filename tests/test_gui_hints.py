@@ -8,6 +8,8 @@ result changed (and, near the point, moved toward the hint's colour), never a bi
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -15,10 +17,11 @@ from helpers import random_model
 from PySide6.QtCore import QItemSelectionModel, QPoint, Qt
 
 from engine.colorizer import Colorizer
-from engine.hints import Hint, load_hints_file
+from engine.hints import Hint, load_hints_file, save_hints_file
 from engine.model import with_hint_channels
+from engine.options import ColorizeSettings
 from gui.hint_store import NO_HINTS_TEXT
-from gui.worker import Backend
+from gui.worker import Backend, Recolourer
 
 TIMEOUT_MS = 60_000
 GREEN = (20, 200, 20)
@@ -175,9 +178,12 @@ def test_hints_survive_a_restart_and_a_save_load_round_trip(qtbot, make_window, 
     _add(qtbot, window, hints[1].x, hints[1].y, hints[1].rgb)
     window.close()
 
+    seen_before = len(hinted_backend.seen)
     again = _window(make_window, hinted_backend, photo)  # a new window on the same settings: a restart
     assert again.hint_store.get(photo) == hints
     assert len(again.hint_editor._rings) == 4
+    # nothing cached shows these hints' colour: showing the photo asks the model for it
+    qtbot.waitUntil(lambda: ("preview", [hints]) in hinted_backend.seen[seen_before:], timeout=TIMEOUT_MS)
 
     file = tmp_path / "hints.json"
     assert again.hint_editor.save_file(file) == 1
@@ -210,3 +216,75 @@ def test_weights_without_hint_inputs_add_no_hint_and_say_so(qtbot, make_window, 
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.viewport().rect().center())
     qtbot.waitUntil(lambda: window.status_label.text() == NO_HINTS_TEXT, timeout=TIMEOUT_MS)
     assert window.hint_editor.menu is None and window.hint_store.get(photo) == ()
+
+
+def test_changing_the_working_size_makes_undo_and_recolour_ask_the_model_again(qtbot, make_window, hinted_backend,
+                                                                               photo):
+    window = _window(make_window, hinted_backend, photo)
+    _add(qtbot, window, 0.5, 0.5, GREEN)
+    window.engine_panel.work_size.setValue(window.engine_panel.work_size.value() + 32)
+    seen_before = len(hinted_backend.seen)
+    _recolour(qtbot, window)  # not the preview kept from the old size
+    assert ("preview", [(Hint(0.5, 0.5, GREEN),)]) in hinted_backend.seen[seen_before:]
+
+
+def test_removing_the_photo_on_show_unbinds_the_editor_so_a_click_adds_nothing(qtbot, make_window, hinted_backend,
+                                                                               photo):
+    window = _window(make_window, hinted_backend, photo)
+    window.remove_selected()
+    assert window.queue.rowCount() == 0
+    assert window.hint_editor.key is None and window.hint_editor.path is None
+    view = window.preview.after_view
+    assert not window.hint_editor.click(view, view.viewport().rect().center())
+    window.hint_editor.add(0.5, 0.5, GREEN)
+    assert window.hint_store.get(photo) == ()
+
+
+def test_loading_hints_for_several_photos_is_one_undo_step_and_one_change(qtbot, make_window, hinted_backend,
+                                                                           write_photo, tmp_path):
+    photos = [write_photo(tmp_path / "in" / f"p{i}.png", (48, 64)) for i in range(3)]
+    window = make_window(hinted_backend, size=64, precision="fp32")
+    window.add_paths(photos)
+    file = tmp_path / "hints.json"
+    save_hints_file(file, {p.name: (Hint(0.1 * i, 0.5, GREEN),) for i, p in enumerate(photos)})
+    changes: list[str] = []
+    window.hint_store.changed.connect(changes.append)
+    steps = window.history.stack.count()
+    assert window.hint_editor.load_file(file)
+    assert changes == [""] and window.history.stack.count() == steps + 1
+    assert all(window.hint_store.get(p) == (Hint(0.1 * i, 0.5, GREEN),) for i, p in enumerate(photos))
+    window.history.undo_action.trigger()
+    assert all(window.hint_store.get(p) == () for p in photos)
+
+
+def test_the_preview_service_runs_the_newest_request_suggestions_first_and_never_compiles(qtbot, _gentle_torch,
+                                                                                         hinted_model):
+    entered, release, made = threading.Event(), threading.Event(), []
+
+    def factory(settings):
+        made.append(settings)
+        entered.set()
+        release.wait(TIMEOUT_MS / 1000)
+        return Colorizer.create(settings, model=hinted_model)
+
+    recolourer = Recolourer(factory)
+    done: list = []
+    recolourer.recoloured.connect(lambda key, *_: done.append(("colour", key)))
+    recolourer.suggestions.connect(lambda key, *_: done.append(("suggest", key)))
+    recolourer.refused.connect(lambda key, reason: done.append(("refused", key, reason)))
+    L = np.random.default_rng(0).uniform(0, 100, (48, 64)).astype(np.float32)
+    settings = ColorizeSettings(size=64, precision="fp32", compile=True)
+    hint = (Hint(0.5, 0.5, GREEN),)
+    try:
+        recolourer.request(1, L, hint, settings)
+        assert entered.wait(TIMEOUT_MS / 1000)  # the first request is running; these wait behind it
+        recolourer.request(2, L, hint, settings)
+        recolourer.request(3, L, hint, settings)
+        recolourer.suggest(3, L, 0.5, 0.5, hint, settings)
+        release.set()
+        qtbot.waitUntil(lambda: len(done) >= 3, timeout=TIMEOUT_MS)
+    finally:
+        release.set()
+        recolourer.stop()
+    assert done == [("colour", 1), ("suggest", 3), ("colour", 3)]  # photo 2's stale request never ran
+    assert made and not any(s.compile for s in made)
