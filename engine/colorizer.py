@@ -29,7 +29,7 @@ import torch
 
 from .color import join_lab, lab_to_rgb, lightness, to_uint8
 from .devices import best_precision, resolve_device
-from .hints import HINT_CHANNELS, Hint, fit_chroma, hint_map
+from .hints import HINT_CHANNELS, Hint, fit_chroma, hint_map, relative_pixel
 from .messages import short_reason
 from .model import MULTIPLE, CVUNet
 from .options import MIN_WORK, ColorizeSettings
@@ -356,9 +356,9 @@ class Colorizer:
             h_t = None if hint_canvas is None else torch.from_numpy(hint_canvas)
             probs = model.ab_distribution(torch.from_numpy(canvas), h_t)[0]
         h, w = item.small.shape
-        r, c = min(h - 1, int(y * h)) // 4, min(w - 1, int(x * w)) // 4
+        r, c = (v // 4 for v in relative_pixel(x, y, h, w))  # the distribution is at a quarter of the working size
         p = probs[:, r, c].double().numpy()
-        R, C = min(item.shape[0] - 1, int(y * item.shape[0])), min(item.shape[1] - 1, int(x * item.shape[1]))
+        R, C = relative_pixel(x, y, *item.shape)
         return colour_modes(p, model.bins.double().numpy(), float(item.L[R, C]), k)
 
 

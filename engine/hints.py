@@ -33,6 +33,11 @@ HINT_RADIUS = 2  # a hint covers a (2r+1)^2 square at the working size
 TRAIN_PATCHES = (1, 3, 5, 7)  # side of a training hint's patch, drawn uniformly (Zhang et al.: 1..9)
 
 
+def relative_pixel(x: float, y: float, h: int, w: int) -> tuple[int, int]:
+    """(row, column) of the relative point (x, y), 0..1, in an h x w image."""
+    return min(h - 1, int(y * h)), min(w - 1, int(x * w))
+
+
 @dataclass(frozen=True)
 class Hint:
     """One colour hint: relative x, y (0..1, left/top to right/bottom) in the upright photo and an sRGB colour."""
@@ -49,7 +54,7 @@ class Hint:
 
     def pixel(self, h: int, w: int) -> tuple[int, int]:
         """(row, column) of the hint in an h x w image of the same photo (any size, same aspect)."""
-        return min(h - 1, int(self.y * h)), min(w - 1, int(self.x * w))
+        return relative_pixel(self.x, self.y, h, w)
 
     def ab(self) -> tuple[float, float]:
         """The chroma (a, b in Lab units) of the hint's colour."""
@@ -136,7 +141,7 @@ def simulate_hints(rgb_original: np.ndarray, n: int, seed: int, patch: int = 5) 
     hints = []
     for _ in range(n):
         x, y = float(rng.random()), float(rng.random())
-        r, c = min(h - 1, int(y * h)), min(w - 1, int(x * w))
+        r, c = relative_pixel(x, y, h, w)
         half = patch // 2
         block = rgb_original[max(0, r - half) : r + half + 1, max(0, c - half) : c + half + 1].reshape(-1, 3)
         mean = np.clip(np.rint(block.astype(np.float64).mean(axis=0)), 0, 255).astype(int)

@@ -197,15 +197,20 @@ def test_report_has_a_table_per_source_group_with_intervals_around_its_means(tmp
     assert "intervals over these 13 photos" in text  # the overall table is still there
 
 
+def _colour_folder(folder, n):
+    """``n`` small colour photos, no MANIFEST."""
+    folder.mkdir()
+    for i in range(n):
+        cv2.imwrite(str(folder / f"p{i}.png"), colour_photo(40, 48, i))
+    return folder
+
+
 def test_a_folder_without_a_manifest_reports_no_group_table(tmp_path):
     from engine.training.evaluate import EvalSettings, run_evaluate
     from engine.weights import save_weights
 
     save_weights(random_model(), tmp_path / "w.pt")
-    photos = tmp_path / "photos"
-    photos.mkdir()
-    for i in range(3):
-        cv2.imwrite(str(photos / f"p{i}.png"), colour_photo(40, 48, i))
+    photos = _colour_folder(tmp_path / "photos", 3)
     out, md = tmp_path / "r.json", tmp_path / "r.md"
     assert run_evaluate(EvalSettings(folder=photos, size=64, weights=tmp_path / "w.pt", json_path=out,
                                      markdown_path=md)) == 0
@@ -263,10 +268,7 @@ def test_hints_with_hinted_weights_report_the_curve(tmp_path):
 
     torch.manual_seed(0)
     save_weights(CVUNet(ModelConfig(num_bins=40, hint_channels=3)).eval(), tmp_path / "w.pt")
-    photos = tmp_path / "photos"
-    photos.mkdir()
-    for i in range(2):
-        cv2.imwrite(str(photos / f"p{i}.png"), colour_photo(40, 48, i))
+    photos = _colour_folder(tmp_path / "photos", 2)
     out, md = tmp_path / "r.json", tmp_path / "r.md"
     assert run_evaluate(EvalSettings(folder=photos, size=64, weights=tmp_path / "w.pt", json_path=out,
                                      markdown_path=md, hints=(0, 1, 5))) == 0

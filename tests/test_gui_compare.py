@@ -20,21 +20,23 @@ def _run(qtbot, window):
     return blocker.args[0]
 
 
-def test_the_summary_names_the_engines_precisions_and_batch_size_compared(qtbot, make_window, backend, grey_photos):
-    window = make_window(backend, batch_size=2, precision="fp32")  # pinned: "auto" is bf16 on some CPUs
+def _compared_batch(qtbot, make_window, backend, photos):
+    """A finished batch of ``photos`` with Compare ticked, at fp32 ("auto" is bf16 on some CPUs), batch size 2."""
+    window = make_window(backend, batch_size=2, precision="fp32")
     window.engine_panel.compare.setChecked(True)
-    window.add_paths(grey_photos(3))
-    summary = _run(qtbot, window)
+    window.add_paths(photos)
+    return window, _run(qtbot, window)
+
+
+def test_the_summary_names_the_engines_precisions_and_batch_size_compared(qtbot, make_window, backend, grey_photos):
+    window, summary = _compared_batch(qtbot, make_window, backend, grey_photos(3))
     assert summary.comparison() == "optimized fp32, batch 2 vs baseline fp32, batch 2"
     assert window.summary.fields["compared"].text() == summary.comparison()
 
 
 def test_the_speedup_is_total_baseline_time_over_total_engine_time_on_the_same_photos(qtbot, make_window, backend,
                                                                                        grey_photos):
-    window = make_window(backend, batch_size=2, precision="fp32")
-    window.engine_panel.compare.setChecked(True)
-    window.add_paths(grey_photos(5))
-    summary = _run(qtbot, window)
+    window, summary = _compared_batch(qtbot, make_window, backend, grey_photos(5))
     done = [r for r in summary.results if r.status == "done"]
     assert summary.compare_speedup == pytest.approx(sum(r.compare_infer_ms for r in done)
                                                     / sum(r.infer_ms for r in done))
@@ -50,10 +52,7 @@ def test_photos_not_compared_do_not_count_towards_the_speedup():
 
 def test_the_difference_shows_max_and_p999_with_units_and_the_expected_range(qtbot, make_window, backend,
                                                                              grey_photos):
-    window = make_window(backend, batch_size=2, precision="fp32")
-    window.engine_panel.compare.setChecked(True)
-    window.add_paths(grey_photos(3))
-    summary = _run(qtbot, window)
+    window, summary = _compared_batch(qtbot, make_window, backend, grey_photos(3))
     assert summary.p999_abs_diff is not None and summary.max_abs_diff is not None
     assert summary.p999_abs_diff <= summary.max_abs_diff
     diff = window.summary.fields["diff"]
@@ -82,10 +81,7 @@ def test_model_busy_leaves_out_the_baseline_time_and_the_time_paused():
 
 def test_model_busy_in_the_window_is_the_engines_share_without_the_baseline(qtbot, make_window, backend,
                                                                            grey_photos):
-    window = make_window(backend, batch_size=2, precision="fp32")
-    window.engine_panel.compare.setChecked(True)
-    window.add_paths(grey_photos(4))
-    summary = _run(qtbot, window)
+    window, summary = _compared_batch(qtbot, make_window, backend, grey_photos(4))
     own = summary.wall_s - summary.paused_s - summary.compare_infer_s
     assert summary.compare_infer_s > 0 and summary.model_busy_share == pytest.approx(min(1.0, summary.infer_s / own))
     assert window.summary.fields["busy"].text() == f"{100 * summary.model_busy_share:.0f}%"
