@@ -222,7 +222,7 @@ def _train(args: argparse.Namespace) -> int:
                       encoder_lr_scale=args.encoder_lr_scale, crop_min=args.crop_min,
                       gamma_jitter=args.gamma_jitter, balance_groups=args.balance_groups,
                       extra_data=args.extra, extra_share=args.extra_share, hint_channels=args.hint_channels,
-                      hint_p_none=args.hint_p_none, hint_geometric_p=args.hint_geometric_p,
+                      hint_decoder=args.hint_decoder, hint_p_none=args.hint_p_none, hint_geometric_p=args.hint_geometric_p,
                       first_trained_block=args.first_trained_block, autocast="bf16" if args.bf16 else args.autocast)
     if not args.data.is_dir():
         raise UsageError(f"{args.data} is not a folder")
@@ -341,6 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--extra-share", type=float, default=0.1, metavar="F", help="the --extra photos' share of samples")
     t.add_argument("--hint-channels", type=int, choices=(0, 3), default=0,
                    help="3: a model that also reads colour hints (drawn from each crop's colours in training)")
+    t.add_argument("--hint-decoder", action="store_true",
+                   help="the hint map also goes straight into each decoder stage and the refinement")
     t.add_argument("--hint-p-none", type=float, default=0.5, metavar="P", help="share of crops trained without hints")
     t.add_argument("--hint-geometric-p", type=float, default=1 / 8, metavar="P",
                    help="otherwise a geometric number of hint points, mean 1/P")

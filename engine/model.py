@@ -44,6 +44,9 @@ class ModelConfig:
         chroma_gain: scale on the predicted ab at inference; a loss that favours PSNR
             undershoots colourfulness, and training sets this to give back what it lost.
         hint_channels: 0, or 3 for a model that also reads a colour-hint map (ab and mask) beside L.
+        hint_decoder: a hinted model also gets the hint map straight into each decoder stage and the
+            refinement (``hint_features``), not only through the encoder's stem: a frozen ImageNet
+            encoder passes a zero-started hint input on too weakly to learn from (docs/experiments).
 
     """
 
@@ -58,10 +61,18 @@ class ModelConfig:
     temperature: float = 0.38
     chroma_gain: float = 1.0
     hint_channels: int = 0
+    hint_decoder: bool = False
 
     def __post_init__(self) -> None:
         if self.hint_channels not in (0, HINT_CHANNELS):
             raise ValueError(f"hint_channels is 0 or {HINT_CHANNELS}, got {self.hint_channels}")
+        if self.hint_decoder and not self.hint_channels:
+            raise ValueError("hint_decoder needs hint_channels")
+
+    @property
+    def decoder_hint_channels(self) -> int:
+        """Extra inputs of each decoder stage and of the refinement: the hint features, or none."""
+        return HINT_FEATURES if self.hint_decoder else 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -73,6 +84,30 @@ class ModelConfig:
             if key in known:
                 known[key] = tuple(known[key])
         return cls(**known)
+
+
+HINT_FEATURES = 6  # local a, b, present; spread a, b, present
+HINT_SPREAD = 0.25  # the spread features' box, as a share of the shorter side at each stage
+
+
+def hint_features(hints: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
+    """The hint map (N x 3 x H x W) as a decoder stage at ``size`` reads it (N x 6 x h x w, float32).
+
+    Per cell: the mean hint ab there and whether there is one; and the same over a box of a quarter of
+    the image (normalized convolution), which carries a hint's colour to its surroundings so the
+    decoder only has to learn where to stop it. Relative sizes keep training crops and working sizes alike.
+    """
+    hints = hints.float()
+    h, w = size
+    sy, sx = hints.shape[2] // h, hints.shape[3] // w
+    ab, mask = hints[:, :2], hints[:, 2:3]
+    if (sy, sx) != (1, 1):
+        ab, mask = F.avg_pool2d(ab, (sy, sx)), F.avg_pool2d(mask, (sy, sx))
+    k = max(3, round(min(h, w) * HINT_SPREAD)) | 1
+    wide_ab = F.avg_pool2d(ab, k, 1, k // 2, count_include_pad=False)
+    wide_mask = F.avg_pool2d(mask, k, 1, k // 2, count_include_pad=False)
+    return torch.cat([ab / mask.clamp_min(1e-6), (mask > 0).float(),
+                      wide_ab / wide_mask.clamp_min(1e-6), (wide_mask > 0).float()], dim=1)
 
 
 def annealed_mean(logits: torch.Tensor, centres: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -140,35 +175,46 @@ class ASPP(nn.Module):
         return ConvBN(conv, None, "relu")
 
 
+def zero_inputs_after(conv: nn.Conv2d, first: int) -> None:
+    """Zero a convolution's weights for inputs ``first`` on: new inputs that start out ignored."""
+    with torch.no_grad():
+        conv.weight[:, first:].zero_()
+
+
 class DecoderStage(nn.Module):
-    """Upsample x2, join the encoder skip, two 3x3 convs."""
+    """Upsample x2, join the encoder skip (and the hint features), two 3x3 convs."""
 
-    def __init__(self, cin: int, cskip: int, cout: int) -> None:
+    def __init__(self, cin: int, cskip: int, cout: int, chint: int = 0) -> None:
         super().__init__()
-        self.cin, self.cskip = cin, cskip
-        self.conv1 = ConvBNReLU(cin + cskip, cout)
+        self.cin, self.cskip, self.chint = cin, cskip, chint
+        self.conv1 = ConvBNReLU(cin + cskip + chint, cout)
         self.conv2 = ConvBNReLU(cout, cout)
+        if chint:
+            zero_inputs_after(self.conv1[0], cin + cskip)
 
-    def forward(self, x: torch.Tensor, skip: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, skip: torch.Tensor, hint: torch.Tensor | None = None) -> torch.Tensor:
         x = F.interpolate(x, size=skip.shape[-2:], mode="bilinear", align_corners=False)
-        return self.conv2(self.conv1(torch.cat([x, skip], dim=1)))
+        parts = [x, skip] if hint is None else [x, skip, hint.to(skip.dtype)]
+        return self.conv2(self.conv1(torch.cat(parts, dim=1)))
 
 
 class Refine(nn.Module):
     """Half-resolution correction of the upsampled ab from the stride-2 skip (sharper edges)."""
 
-    def __init__(self, cskip: int, width: int) -> None:
+    def __init__(self, cskip: int, width: int, chint: int = 0) -> None:
         super().__init__()
-        self.conv1 = nn.Conv2d(2 + cskip, width, 3, padding=1)
+        self.conv1 = nn.Conv2d(2 + cskip + chint, width, 3, padding=1)
         self.conv2 = nn.Conv2d(width, 2, 3, padding=1)
+        if chint:
+            zero_inputs_after(self.conv1, 2 + cskip)
         nn.init.zeros_(self.conv2.weight)  # starts as the identity
         assert self.conv2.bias is not None
         nn.init.zeros_(self.conv2.bias)
 
-    def forward(self, ab: torch.Tensor, skip: torch.Tensor) -> torch.Tensor:
+    def forward(self, ab: torch.Tensor, skip: torch.Tensor, hint: torch.Tensor | None = None) -> torch.Tensor:
         ab = F.interpolate(ab, size=skip.shape[-2:], mode="bilinear", align_corners=False)
-        x = torch.cat([ab * (1.0 / AB_RANGE), skip], dim=1)
-        return ab + AB_RANGE * self.conv2(F.relu(self.conv1(x)))
+        parts = [ab * (1.0 / AB_RANGE), skip] if hint is None else [ab * (1.0 / AB_RANGE), skip, hint.to(ab.dtype)]
+        return ab + AB_RANGE * self.conv2(F.relu(self.conv1(torch.cat(parts, dim=1))))
 
 
 class CVUNet(nn.Module):
@@ -194,11 +240,12 @@ class CVUNet(nn.Module):
         else:
             self.bottleneck = nn.Identity()
             cb = c5
-        self.dec4 = DecoderStage(cb, c4, d4)
-        self.dec3 = DecoderStage(d4, c3, d3)
-        self.dec2 = DecoderStage(d3, c2, d2)
+        ch = config.decoder_hint_channels
+        self.dec4 = DecoderStage(cb, c4, d4, ch)
+        self.dec3 = DecoderStage(d4, c3, d3, ch)
+        self.dec2 = DecoderStage(d3, c2, d2, ch)
         self.head = nn.Conv2d(d2, config.num_bins, 1)
-        self.refine = Refine(c1, config.refine)
+        self.refine = Refine(c1, config.refine, ch)
         self.register_buffer("bins", torch.zeros(config.num_bins, 2))
 
     @staticmethod
@@ -226,12 +273,18 @@ class CVUNet(nn.Module):
 
     def logits(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(ab-bin logits at 1/4 size, the stride-2 skip feature the refinement reads)."""
-        f1, f2, f3, f4, f5 = self.encoder.features(self.encoder_input(L, hints))
+        x = self.encoder_input(L, hints)
+        f1, f2, f3, f4, f5 = self.encoder.features(x)
         y = self.bottleneck(f5)
-        y = self.dec4(y, f4)
-        y = self.dec3(y, f3)
-        y = self.dec2(y, f2)
+        for stage, skip in zip(self.decoder_stages(), (f4, f3, f2), strict=True):
+            y = stage(y, skip, self._hint_features(x, skip.shape[-2:]))
         return self.head(y), f1
+
+    def _hint_features(self, x: torch.Tensor, size: torch.Size) -> torch.Tensor | None:
+        """The decoder's hint input at ``size``, from the encoder input's hint map (None: no hint decoder)."""
+        if not self.config.hint_decoder:
+            return None
+        return hint_features(x[:, 1:], (int(size[0]), int(size[1])))
 
     def forward_train(self, L: torch.Tensor, temperature: float | None = None,
                       hints: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -239,7 +292,10 @@ class CVUNet(nn.Module):
         logits, f1 = self.logits(L, hints)
         t = self.config.temperature if temperature is None else temperature
         ab = annealed_mean(logits.float(), self.bins, t)
-        return logits, self.refine(ab, f1.to(ab.dtype))
+        hint = None
+        if self.config.hint_decoder:
+            hint = self._hint_features(self.encoder_input(L, hints), f1.shape[-2:])
+        return logits, self.refine(ab, f1.to(ab.dtype), hint)
 
     def forward(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> torch.Tensor:
         ab = self.forward_train(L, hints=hints)[1]
@@ -263,6 +319,23 @@ def with_hint_channels(model: CVUNet, hint_channels: int = HINT_CHANNELS) -> CVU
     out = CVUNet(config)
     state = model.state_dict()
     state["encoder._conv_stem.weight"] = fit_stem(state["encoder._conv_stem.weight"], 1 + hint_channels)
+    out.load_state_dict(state, strict=True)
+    return out.train(model.training)
+
+
+def with_hint_decoder(model: CVUNet) -> CVUNet:
+    """A copy of a hinted model whose decoder stages and refinement also read the hint features.
+
+    Their new inputs start at zero, so the copy colorizes exactly as the model did, hints or not.
+    """
+    if not model.config.hint_channels:
+        raise ValueError("a hint decoder needs a model with hint channels")
+    config = ModelConfig.from_dict({**model.config.to_dict(), "hint_decoder": True})
+    out = CVUNet(config)
+    state = model.state_dict()
+    for key in ("dec4.conv1.0.weight", "dec3.conv1.0.weight", "dec2.conv1.0.weight", "refine.conv1.weight"):
+        w = state[key]
+        state[key] = torch.cat([w, torch.zeros((w.shape[0], HINT_FEATURES, *w.shape[2:]), dtype=w.dtype)], dim=1)
     out.load_state_dict(state, strict=True)
     return out.train(model.training)
 

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from ..color import AB_RANGE
 from ..devices import cpu_has_fast_bf16
 from ..encoder import SKIP_BLOCKS, ConvBN, SameConv2d
-from ..model import ASPP, L_SCALE, L_SHIFT, CVUNet
+from ..model import ASPP, L_SCALE, L_SHIFT, CVUNet, hint_features
 from .pool import Scope
 
 CL = torch.channels_last
@@ -101,6 +101,7 @@ class FBlock:
 class FDecoder:
     cin: int
     cskip: int
+    chint: int
     conv1: FConv
     conv2: FConv
 
@@ -141,7 +142,9 @@ class FusedCVUNet:
             self.aspp = (branches, body(proj_sp), body(pool_fc), body(proj_pool))
         self.decoders: list[FDecoder] = []
         for d in model.decoder_stages():
-            self.decoders.append(FDecoder(d.cin, d.cskip, body(fold(d.conv1.layer())), body(fold(d.conv2.layer()))))
+            self.decoders.append(FDecoder(d.cin, d.cskip, d.chint, body(fold(d.conv1.layer())),
+                                          body(fold(d.conv2.layer()))))
+        self.chint = model.config.decoder_hint_channels  # the hint features' slice at the end of each concat
         t = model.config.temperature
         head = fold(ConvBN(model.head, None, None))
         # softmax(logits / T): fold 1/T into the head.
@@ -166,13 +169,20 @@ class FusedCVUNet:
         # Concat buffers for the decoder stages at strides 16, 8, 4, and for the refinement (stride 2).
         cats = []
         for d, s in zip(self.decoders, (16, 8, 4), strict=True):
-            cats.append(scope.acquire((n, d.cin + d.cskip, h // s, w // s), self.dtype, self.device, True))
-        refine_buf = scope.acquire((n, 2 + self.c1, h // 2, w // 2), torch.float32, self.device, True)
+            cats.append(scope.acquire((n, d.cin + d.cskip + d.chint, h // s, w // s), self.dtype, self.device, True))
+        refine_buf = scope.acquire((n, 2 + self.c1 + self.chint, h // 2, w // 2), torch.float32, self.device, True)
         skip_slots: dict[int, torch.Tensor] = {
-            SKIP_BLOCKS[3]: cats[0][:, self.decoders[0].cin :],
-            SKIP_BLOCKS[2]: cats[1][:, self.decoders[1].cin :],
-            SKIP_BLOCKS[1]: cats[2][:, self.decoders[2].cin :],
+            SKIP_BLOCKS[3]: cats[0][:, self.decoders[0].cin : self.decoders[0].cin + self.decoders[0].cskip],
+            SKIP_BLOCKS[2]: cats[1][:, self.decoders[1].cin : self.decoders[1].cin + self.decoders[1].cskip],
+            SKIP_BLOCKS[1]: cats[2][:, self.decoders[2].cin : self.decoders[2].cin + self.decoders[2].cskip],
         }
+        if self.chint:  # the hint features go into the last slice of each concat (zeros: no hints)
+            for buf in (*cats, refine_buf):
+                slot = buf[:, buf.shape[1] - self.chint :]
+                if hints is None:
+                    slot.zero_()
+                else:
+                    slot.copy_(hint_features(hints, (buf.shape[2], buf.shape[3])))
         # The stride-2 and stride-4 blocks hold the largest activations (block 1 expands to 96
         # channels at half size): run them a few photos at a time, writing their skips into the
         # full-batch buffers, so peak memory does not grow with the batch.
@@ -196,7 +206,7 @@ class FusedCVUNet:
             for i in range(first_full):
                 x = self._block(i, x, {k: v[c0:c1] for k, v in skip_slots.items()})
                 if i == SKIP_BLOCKS[0]:
-                    refine_buf[c0:c1, 2:].copy_(x)
+                    refine_buf[c0:c1, 2 : 2 + self.c1].copy_(x)
         x = skip_slots[SKIP_BLOCKS[1]]
         for i in range(first_full, len(self.blocks)):
             x = self._block(i, x, skip_slots)

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from .. import color
 from ..atomic import atomic_write, write_text
 from ..devices import cpu_has_fast_bf16
-from ..model import CVUNet, ModelConfig, init_encoder_from_imagenet, with_hint_channels
+from ..model import CVUNet, ModelConfig, init_encoder_from_imagenet, with_hint_channels, with_hint_decoder
 from ..progress import ProgressBar
 from ..weights import load_imagenet_lite0, load_model, save_weights, weights_meta
 from .dataset import PhotoSet, fixed_batch, load_photos, make_batch, make_hints
@@ -69,6 +69,7 @@ class TrainSettings:
     extra_share: float = 0.1  # the extra folder's share of all samples
     threads: int | None = None
     hint_channels: int = 0  # 3: a model that also reads colour hints (ab and mask)
+    hint_decoder: bool = False  # the hint map also goes straight into the decoder (ModelConfig.hint_decoder)
     hint_p_none: float = 0.5  # share of training crops given no hints
     hint_geometric_p: float = 1 / 8  # otherwise a geometric number of hint points, mean 1/p
     first_trained_block: int = FIRST_TRAINED_BLOCK  # encoder blocks from here on are fine-tuned
@@ -306,10 +307,13 @@ def build_model(s: TrainSettings, train: PhotoSet) -> tuple[CVUNet, np.ndarray]:
         model = load_model(s.init)
         if s.hint_channels and model.config.hint_channels != s.hint_channels:
             model = with_hint_channels(model, s.hint_channels)  # the start's weights, hint inputs zero
+        if s.hint_decoder and not model.config.hint_decoder:
+            model = with_hint_decoder(model)  # the decoder's new hint inputs start at zero too
         centres = model.bins.numpy()
     else:
         centres, _ = color.fit_bins(ab)
-        model = CVUNet(ModelConfig(num_bins=len(centres), hint_channels=s.hint_channels))
+        model = CVUNet(ModelConfig(num_bins=len(centres), hint_channels=s.hint_channels,
+                                   hint_decoder=s.hint_decoder))
         model.bins.copy_(torch.from_numpy(centres))
         init_encoder_from_imagenet(model, load_imagenet_lite0().state_dict())
     idx = color.nearest_bin(ab[rng.permutation(len(ab))[:200_000]], centres)
@@ -502,7 +506,8 @@ def train(s: TrainSettings) -> dict[str, Any]:
         "torch": torch.__version__, "threads": torch.get_num_threads(),
         "precision": {"autocast_asked": s.autocast or "none", "used": "bf16 autocast" if bf16 else "fp32",
                       "why": autocast_note},
-        "hints": ({"channels": s.hint_channels, "p_none": s.hint_p_none, "geometric_p": s.hint_geometric_p}
+        "hints": ({"channels": s.hint_channels, "decoder": model.config.hint_decoder, "p_none": s.hint_p_none,
+                   "geometric_p": s.hint_geometric_p}
                   if s.hint_channels else None),
         "started_from": init_card(s.init),
     }
