@@ -222,7 +222,8 @@ def _train(args: argparse.Namespace) -> int:
                       encoder_lr_scale=args.encoder_lr_scale, crop_min=args.crop_min,
                       gamma_jitter=args.gamma_jitter, balance_groups=args.balance_groups,
                       extra_data=args.extra, extra_share=args.extra_share, hint_channels=args.hint_channels,
-                      hint_decoder=args.hint_decoder, hint_p_none=args.hint_p_none, hint_geometric_p=args.hint_geometric_p,
+                      hint_decoder=args.hint_decoder, hint_p_none=args.hint_p_none,
+                      hint_geometric_p=args.hint_geometric_p,
                       first_trained_block=args.first_trained_block, autocast="bf16" if args.bf16 else args.autocast)
     if not args.data.is_dir():
         raise UsageError(f"{args.data} is not a folder")
@@ -253,7 +254,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     return run_evaluate(EvalSettings(folder=args.folder, split=args.split, size=args.size,
                                      weights=args.weights, json_path=args.json, markdown_path=args.markdown,
                                      examples_dir=args.examples, examples=args.n_examples,
-                                     chroma_gain=args.chroma_gain, against=args.against,
+                                     chroma_gain=args.chroma_gain, doubt_pull=args.doubt_pull,
+                                     against=args.against,
                                      hints=tuple(args.hints or ())))
 
 
@@ -363,6 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--examples", type=Path, help="save before/after pictures here")
     e.add_argument("--n-examples", type=int, default=4)
     e.add_argument("--chroma-gain", type=float, help="instead of the model's own (to see the trade-off)")
+    e.add_argument("--doubt-pull", type=float, metavar="P",
+                   help="instead of the model's own pull toward grey where its colour is unsure (0: none)")
     e.add_argument("--against", type=Path, metavar="WEIGHTS",
                    help="compare with another weights file photo by photo (e.g. before and after fine-tuning)")
     e.add_argument("--hints", type=int, nargs="+", metavar="N",

@@ -43,6 +43,9 @@ class ModelConfig:
         temperature: annealed-mean temperature of the read-out (lower is more vivid).
         chroma_gain: scale on the predicted ab at inference; a loss that favours PSNR
             undershoots colourfulness, and training sets this to give back what it lost.
+        doubt_pull: where the predicted ab distribution is broad, pull the colour toward grey
+            (``doubt_scale``): a muted colour where the model is unsure, not a vivid wrong guess.
+            0 leaves the read-out as it is. Chosen with the temperature and gain on tuning photos.
         hint_channels: 0, or 3 for a model that also reads a colour-hint map (ab and mask) beside L.
         hint_decoder: a hinted model also gets the hint map straight into each decoder stage and the
             refinement (``hint_features``), not only through the encoder's stem: a frozen ImageNet
@@ -60,6 +63,7 @@ class ModelConfig:
     refine: int = 16
     temperature: float = 0.38
     chroma_gain: float = 1.0
+    doubt_pull: float = 0.0
     hint_channels: int = 0
     hint_decoder: bool = False
 
@@ -108,6 +112,27 @@ def hint_features(hints: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
     wide_mask = F.avg_pool2d(mask, k, 1, k // 2, count_include_pad=False)
     return torch.cat([ab / mask.clamp_min(1e-6), (mask > 0).float(),
                       wide_ab / wide_mask.clamp_min(1e-6), (wide_mask > 0).float()], dim=1)
+
+
+def ab_variance(logits: torch.Tensor, centres: torch.Tensor, temperature: float) -> torch.Tensor:
+    """How broad the predicted colour is: the ab variance (Lab units squared) under softmax(logits / T).
+
+    logits: N x Q x H x W; centres: Q x 2. Returns N x 1 x H x W float32.
+    """
+    probs = torch.softmax(logits.float() / temperature, dim=1)
+    c = centres.float()
+    mean = torch.einsum("nqhw,qc->nchw", probs, c)
+    square = torch.einsum("nqhw,q->nhw", probs, (c * c).sum(dim=1))[:, None]
+    return (square - (mean * mean).sum(dim=1, keepdim=True)).clamp_min(0.0)
+
+
+def doubt_scale(variance: torch.Tensor, pull: float) -> torch.Tensor:
+    """The factor on ab for a given variance: 1 where the model is sure, toward 0 as its colour spreads.
+
+    1 / (1 + pull * var / AB_RANGE^2): with a spread of 50 ab units (a guess between, say, a red and a
+    blue) and pull 4, the colour keeps 0.45 of its chroma.
+    """
+    return 1.0 / (1.0 + (pull / AB_RANGE**2) * variance)
 
 
 def annealed_mean(logits: torch.Tensor, centres: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -190,7 +215,7 @@ class DecoderStage(nn.Module):
         self.conv1 = ConvBNReLU(cin + cskip + chint, cout)
         self.conv2 = ConvBNReLU(cout, cout)
         if chint:
-            zero_inputs_after(self.conv1[0], cin + cskip)
+            zero_inputs_after(self.conv1.layer().conv, cin + cskip)
 
     def forward(self, x: torch.Tensor, skip: torch.Tensor, hint: torch.Tensor | None = None) -> torch.Tensor:
         x = F.interpolate(x, size=skip.shape[-2:], mode="bilinear", align_corners=False)
@@ -298,7 +323,10 @@ class CVUNet(nn.Module):
         return logits, self.refine(ab, f1.to(ab.dtype), hint)
 
     def forward(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> torch.Tensor:
-        ab = self.forward_train(L, hints=hints)[1]
+        logits, ab = self.forward_train(L, hints=hints)
+        if self.config.doubt_pull:
+            scale = doubt_scale(ab_variance(logits, self.bins, self.config.temperature), self.config.doubt_pull)
+            ab = ab * F.interpolate(scale, size=ab.shape[-2:], mode="bilinear", align_corners=False)
         return ab * self.config.chroma_gain if self.config.chroma_gain != 1.0 else ab
 
     def ab_distribution(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> torch.Tensor:

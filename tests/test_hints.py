@@ -10,7 +10,7 @@ from engine.color import AB_RANGE, lightness, rgb_to_lab
 from engine.colorizer import Colorizer, pack, pack_hints, prepare
 from engine.devices import cpu_has_fast_bf16
 from engine.hints import Hint, fit_chroma, hint_map, sample_hints, simulate_hints
-from engine.model import CVUNet, with_hint_channels
+from engine.model import CVUNet, hint_features, with_hint_channels, with_hint_decoder
 from engine.options import ColorizeSettings
 from engine.runtimes import make_runtime
 from engine.runtimes.base import AGREEMENT, ab_difference
@@ -19,12 +19,18 @@ from engine.weights import load_model, read_weights, save_weights
 SAMPLE = ROOT / "resources" / "samples" / "mountains.jpg"
 
 
-def hinted_model(stem_scale: float = 0.5) -> CVUNet:
-    """A random hinted model; stem_scale 0 keeps the hint inputs' weights at their zero start."""
+def hinted_model(stem_scale: float = 0.5, decoder: bool = False) -> CVUNet:
+    """A random hinted model; stem_scale 0 keeps the hint inputs' weights (stem and decoder) at their zero start."""
     m = with_hint_channels(random_model(), 3)
+    if decoder:
+        m = with_hint_decoder(m)
     if stem_scale:
+        g = torch.Generator().manual_seed(1)
         with torch.no_grad():
-            m.encoder._conv_stem.weight[:, 1:].normal_(0, stem_scale, generator=torch.Generator().manual_seed(1))
+            m.encoder._conv_stem.weight[:, 1:].normal_(0, stem_scale, generator=g)
+            if decoder:
+                for conv in (*(st.conv1[0] for st in m.decoder_stages()), m.refine.conv1):
+                    conv.weight[:, -6:].normal_(0, stem_scale, generator=g)
     return m.eval()
 
 
@@ -87,8 +93,9 @@ def test_training_hints_are_patch_means_of_the_true_colours_and_absent_about_hal
     assert len(hints) == 4 and hints == simulate_hints(colour_photo(60, 80, 3), 4, seed=7)
 
 
-def test_optimized_runtime_agrees_with_the_baseline_for_a_hinted_model_at_fp32():
-    m = hinted_model()
+@pytest.mark.parametrize("decoder", [False, True], ids=["stem", "stem+decoder"])
+def test_optimized_runtime_agrees_with_the_baseline_for_a_hinted_model_at_fp32(decoder):
+    m = hinted_model(decoder=decoder)
     L, H = batch()
     base, opt = make_runtime("baseline", m, "cpu"), make_runtime("optimized", m, "cpu", "fp32")
     bound = AGREEMENT["fp32"]
@@ -98,11 +105,41 @@ def test_optimized_runtime_agrees_with_the_baseline_for_a_hinted_model_at_fp32()
     assert np.abs(base.run(L, H) - base.run(L)).max() > 0.1  # the hints do change the colours
 
 
-def test_hint_inputs_at_their_zero_start_change_nothing():
-    m = hinted_model(stem_scale=0)
+@pytest.mark.parametrize("decoder", [False, True], ids=["stem", "stem+decoder"])
+def test_hint_inputs_at_their_zero_start_change_nothing(decoder):
+    m = hinted_model(stem_scale=0, decoder=decoder)
     L, H = batch()
     for rt in (make_runtime("baseline", m, "cpu"), make_runtime("optimized", m, "cpu", "fp32")):
         assert np.array_equal(rt.run(L, H), rt.run(L))
+
+
+def test_adding_the_hint_decoder_keeps_every_output_and_it_is_saved_with_the_weights(tmp_path):
+    m = hinted_model()
+    d = with_hint_decoder(m).eval()
+    L, H = batch()
+    for hints in (None, H):
+        assert np.array_equal(make_runtime("baseline", d, "cpu").run(L, hints),
+                              make_runtime("baseline", m, "cpu").run(L, hints))
+    save_weights(d, tmp_path / "d.pt")
+    again = load_model(tmp_path / "d.pt")
+    assert again.config.hint_decoder and again.refine.conv1.weight.shape[1] == d.refine.conv1.weight.shape[1]
+    with pytest.raises(ValueError):
+        with_hint_decoder(random_model())  # no hint channels to feed it
+
+
+def test_hint_features_carry_a_hints_colour_to_its_cell_and_its_surroundings_at_any_size():
+    hint = Hint(0.3, 0.3, (200, 40, 40))  # inside one 16 px cell at both sizes
+    a_want = hint_map([hint], 64, 64, radius=0)[0, 19, 19]
+    for size in (64, 128):  # a training crop and a working size: the same relative picture
+        m = torch.from_numpy(hint_map([hint], size, size, radius=1))[None]
+        f = hint_features(m, (size // 16, size // 16)).numpy()[0]
+        cell = (size // 16) // 4
+        assert f[2, cell, cell] == 1 and f[2].sum() == 1  # present in its own cell only
+        assert f[0, cell, cell] == pytest.approx(a_want, rel=0.05)  # the mean a of the hinted pixels
+        assert f[5].sum() > f[2].sum() and f[5, cell + 1, cell] == 1  # spread to the neighbours
+        assert f[3, cell + 1, cell] == pytest.approx(a_want, rel=0.05) and f[5, -1, -1] == 0  # not everywhere
+    empty = hint_features(torch.zeros(1, 3, 64, 64), (8, 8))
+    assert not empty.any()
 
 
 def test_shipped_weights_take_no_hints_and_say_so():

@@ -130,3 +130,24 @@ def test_high_resolution_blocks_in_chunks_give_the_same_result(model):
     opt.net.chunk_pixels = 64 * 64 * 2  # chunks of two photos (and a last one of one)
     L = canvas([(64, 64)] * 5)
     assert np.abs(base.run(L) - opt.run(L)).max() <= FP32_TOL
+
+
+def test_the_doubt_pull_only_mutes_and_mutes_most_where_the_colour_is_unsure(model):
+    from engine.model import ModelConfig, ab_variance, doubt_scale
+
+    sure, unsure = torch.zeros(1, 4, 1, 1), torch.zeros(1, 4, 1, 1)
+    sure[0, 0] = 20.0  # nearly all on the first bin
+    centres = torch.tensor([[40.0, 0.0], [-40.0, 0.0], [0.0, 40.0], [0.0, -40.0]])
+    v_sure, v_unsure = ab_variance(sure, centres, 1.0), ab_variance(unsure, centres, 1.0)
+    assert float(v_sure) < 1.0 and float(v_unsure) == pytest.approx(1600.0, rel=1e-4)
+    assert float(doubt_scale(v_sure, 4.0)) > 0.99 and float(doubt_scale(v_unsure, 4.0)) < 0.7
+    assert float(doubt_scale(v_unsure, 0.0)) == 1.0
+
+    L = canvas([(64, 96), (40, 80)])
+    plain = BaselineRuntime(model, CPU).run(L)
+    pulled = random_model()
+    pulled.config = ModelConfig.from_dict({**pulled.config.to_dict(), "doubt_pull": 4.0})
+    base, opt = BaselineRuntime(pulled, CPU).run(L), OptimizedRuntime(pulled, CPU, "fp32").run(L)
+    assert np.abs(base - opt).max() <= FP32_TOL  # both runtimes pull alike
+    shrink = np.hypot(*base.transpose(1, 0, 2, 3)) / np.maximum(np.hypot(*plain.transpose(1, 0, 2, 3)), 1e-3)
+    assert shrink.max() <= 1.0 + 1e-4 and shrink.min() < 0.95  # never more colour, somewhere less

@@ -7,7 +7,7 @@ import pytest
 import torch
 from helpers import colour_photo
 
-from engine.training.train import TrainSettings, train
+from engine.training.train import PULLS, TrainSettings, train
 from engine.weights import load_model, weights_meta
 
 
@@ -133,6 +133,7 @@ def test_readout_is_chosen_on_held_out_photos_and_keeps_the_colour_target(photos
     assert card["selected_step"] == max(scores, key=lambda k: scores[k])
     model = load_model(tmp_path / "w.pt")
     assert (model.config.temperature, model.config.chroma_gain) == (r["temperature"], r["chroma_gain"])
+    assert model.config.doubt_pull == r["doubt_pull"] and {x["doubt_pull"] for x in rows} == set(PULLS)
     assert "tuning photos" in (tmp_path / "w.md").read_text()
 
 

@@ -149,7 +149,11 @@ class FusedCVUNet:
         head = fold(ConvBN(model.head, None, None))
         # softmax(logits / T): fold 1/T into the head.
         self.head = exact(FConv(head.weight / t, head.bias / t if head.bias is not None else None))
-        self.centres = model.bins.detach().float().contiguous().to(device)  # Q x 2
+        centres = model.bins.detach().float()
+        self.pull = float(model.config.doubt_pull)
+        if self.pull:  # a third column, |ab|^2: the same matmul gives E|ab|^2 for the ab variance
+            centres = torch.cat([centres, (centres * centres).sum(dim=1, keepdim=True)], dim=1)
+        self.centres = centres.contiguous().to(device)  # Q x 2 (x 3 with the doubt pull)
         r1 = fold(ConvBN(model.refine.conv1, None, "relu"))
         r1.weight = r1.weight.clone()
         r1.weight[:, :2] *= 1.0 / AB_RANGE  # the refine sees ab / AB_RANGE: fold the scale in
@@ -222,9 +226,9 @@ class FusedCVUNet:
         nhwc = logits.permute(0, 2, 3, 1).contiguous()
         probs = scope.acquire(tuple(nhwc.shape), torch.float32, self.device)
         torch.ops.aten._softmax.out(nhwc, -1, False, out=probs)
-        ab4_nhwc = scope.acquire(tuple(nhwc.shape[:3]) + (2,), torch.float32, self.device)
-        torch.matmul(probs, self.centres, out=ab4_nhwc)
-        ab4 = ab4_nhwc.permute(0, 3, 1, 2)
+        moments = scope.acquire(tuple(nhwc.shape[:3]) + (self.centres.shape[1],), torch.float32, self.device)
+        torch.matmul(probs, self.centres, out=moments)
+        ab4 = moments[..., :2].permute(0, 3, 1, 2)
         ab_up = refine_buf[:, :2]
         torch.ops.aten.upsample_bilinear2d.out(ab4, [h // 2, w // 2], False, None, None, out=ab_up)
         ab = self.refine2(self.refine1(refine_buf))
@@ -232,6 +236,10 @@ class FusedCVUNet:
             out = ab.add_(ab_up)
         else:
             torch.add(ab, ab_up, out=out)
+        if self.pull:  # model.doubt_scale of the variance E|ab|^2 - |E ab|^2, at half size
+            variance = (moments[..., 2:] - moments[..., :2].square().sum(dim=-1, keepdim=True)).clamp_min_(0.0)
+            scale = (variance.mul_(self.pull / AB_RANGE**2).add_(1.0).reciprocal_()).permute(0, 3, 1, 2)
+            out.mul_(F.interpolate(scale, size=out.shape[-2:], mode="bilinear", align_corners=False))
         return out.mul_(self.gain) if self.gain != 1.0 else out
 
     def _block(self, i: int, x: torch.Tensor, skip_slots: dict[int, torch.Tensor]) -> torch.Tensor:

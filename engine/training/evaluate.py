@@ -26,7 +26,7 @@ from ..model import CVUNet, ModelConfig
 from ..options import ColorizeSettings
 from ..weights import load_model
 from .dataset import TUNING_FRACTION, find_photos, split_of
-from .groups import reporting_groups
+from .groups import group_keys, reporting_groups
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class EvalSettings:
     examples_dir: Path | None = None
     examples: int = 4
     chroma_gain: float | None = None  # instead of the model's own: to see the PSNR/colourfulness trade-off
+    doubt_pull: float | None = None  # instead of the model's own: to see what the pull toward grey does
     against: Path | None = None  # a second weights file, compared photo by photo
     hints: tuple[int, ...] = ()  # e.g. (0, 1, 5, 10, 50): colour again with that many simulated hints per photo
     hint_seed: int = 0
@@ -177,6 +178,9 @@ def group_markdown(table: dict) -> str:
     return "\n".join(lines)
 
 
+EXAMPLE_HINTS = 10  # the hinted column of the example pictures: the colour-hints issue's bar
+
+
 def takes_hints(model: CVUNet) -> bool:
     return int(getattr(model.config, "hint_channels", 0) or 0) > 0
 
@@ -290,8 +294,9 @@ def run_evaluate(s: EvalSettings) -> int:
         print(f"error: --hints: these weights take no colour hints ({s.weights or 'the shipped weights'}); "
               "evaluate hints with weights trained with --hint-channels", file=sys.stderr)
         return 2
-    if s.chroma_gain is not None:
-        model.config = ModelConfig.from_dict({**model.config.to_dict(), "chroma_gain": s.chroma_gain})
+    for key in ("chroma_gain", "doubt_pull"):
+        if getattr(s, key) is not None:
+            model.config = ModelConfig.from_dict({**model.config.to_dict(), key: getattr(s, key)})
     colorizer = Colorizer.create(ColorizeSettings(size=s.size, weights=s.weights, batch_size=1), model=model)
     report = evaluate_photos(colorizer, photos)
     print(f"{'photo':40s} {'PSNR':>6s} {'grey':>6s} {'tint':>6s} {'ab err':>7s} {'colour':>7s} {'orig':>7s}")
@@ -315,31 +320,51 @@ def run_evaluate(s: EvalSettings) -> int:
                   "5x5 patch):\n\n" + hint_markdown(report["hint_curve"]))
     print()
     print(f"{len(photos)} photos from {s.folder} (split: {s.split}), {colorizer.description}, "
-          f"chroma gain {model.config.chroma_gain}")
+          f"chroma gain {model.config.chroma_gain}, doubt pull {model.config.doubt_pull}")
     print(table)
     if s.json_path:
         Path(s.json_path).write_text(json.dumps(report, indent=2))
     if s.markdown_path:
         Path(s.markdown_path).write_text(table + "\n")
     if s.examples_dir:
-        save_examples(colorizer, photos, report, s.examples_dir, s.examples)
+        keys = group_keys([name for name, _ in photos], s.folder)
+        save_examples(colorizer, photos, report, s.examples_dir, s.examples,
+                      hints=EXAMPLE_HINTS if takes_hints(model) else 0, seed=s.hint_seed, keys=keys)
     return 0
 
 
 def save_examples(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]], report: dict, folder: Path,
-                  n: int) -> None:
-    """Grey | colorized | original strips for a spread of photos (best, median, worst PSNR gain)."""
+                  n: int, hints: int = 0, seed: int = 0, keys: Sequence[str] | None = None) -> None:
+    """Grey | colorized | original strips for a spread of photos (best, median, worst PSNR gain).
+
+    With ``hints`` (weights that take them), a column colorized with that many simulated hints (drawn as
+    rings) goes before the original. With ``keys`` (each photo's MANIFEST group), a photo of people is
+    among them where there is one: people are what a family archive holds.
+    """
     import cv2
+
+    from ..hints import simulate_hints
 
     folder.mkdir(parents=True, exist_ok=True)
     order = sorted(range(len(photos)), key=lambda i: report["rows"][i]["psnr"] - report["rows"][i]["psnr_grey"])
-    picks = sorted({order[round(k * (len(order) - 1) / max(1, n - 1))] for k in range(n)})
-    for i in picks:
+    picks = {order[round(k * (len(order) - 1) / max(1, n - 1))] for k in range(n)}
+    people = [i for i in order if keys is not None and keys[i] == "people"]
+    if people and not picks & set(people):
+        picks.add(people[len(people) // 2])  # the median one of them, not the best
+    for i in sorted(picks):
         name, rgb = photos[i]
-        out = colorizer.colorize(rgb)
-        grey = to_uint8(grey_rgb(rgb_to_lab(rgb)[..., 0]))
-        strip = np.concatenate([grey, out, rgb], axis=1)
-        scale = min(1.0, 900 / strip.shape[1])
+        columns = [to_uint8(grey_rgb(rgb_to_lab(rgb)[..., 0])), colorizer.colorize(rgb)]
+        if hints:
+            points = simulate_hints(rgb, hints, hint_seed_of(name, seed))
+            hinted = colorizer.colorize(rgb, hints=points).copy()  # type: ignore[call-arg,unused-ignore]
+            radius = max(3, min(rgb.shape[:2]) // 60)
+            for p in points:
+                r, c = p.pixel(*rgb.shape[:2])
+                cv2.circle(hinted, (c, r), radius + 2, (255, 255, 255), 2, cv2.LINE_AA)
+                cv2.circle(hinted, (c, r), radius, p.rgb, -1, cv2.LINE_AA)
+            columns.append(hinted)
+        strip = np.concatenate([*columns, rgb], axis=1)
+        scale = min(1.0, (300 * len(columns) + 300) / strip.shape[1])
         if scale < 1:
             strip = cv2.resize(strip, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
         stem = Path(name).stem

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from .. import color
 from ..atomic import atomic_write, write_text
 from ..devices import cpu_has_fast_bf16
-from ..model import CVUNet, ModelConfig, init_encoder_from_imagenet, with_hint_channels, with_hint_decoder
+from ..model import CVUNet, ModelConfig, ab_variance, init_encoder_from_imagenet, with_hint_channels, with_hint_decoder
 from ..progress import ProgressBar
 from ..weights import load_imagenet_lite0, load_model, save_weights, weights_meta
 from .dataset import PhotoSet, fixed_batch, load_photos, make_batch, make_hints
@@ -100,15 +100,35 @@ def losses(model: CVUNet, L: torch.Tensor, ab: torch.Tensor, class_w: torch.Tens
 
 
 @torch.inference_mode()
-def predict_ab(model: CVUNet, L: np.ndarray, temperature: float | None = None, batch: int = 8) -> np.ndarray:
-    """Predicted ab (N,S,S,2, before the chroma gain) of N x 1 x S x S L crops, upsampled to full size."""
-    out = []
+def predict_moments(model: CVUNet, L: np.ndarray, temperature: float | None = None,
+                    batch: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """(ab, ab variance) of N x 1 x S x S L crops, upsampled to full size (N,S,S,2 and N,S,S,1):
+    the read-out before the doubt pull and the chroma gain, and what the pull reads.
+    """
+    t = model.config.temperature if temperature is None else temperature
+    abs_, variances = [], []
     for i in range(0, len(L), batch):
         x = torch.from_numpy(L[i : i + batch]).contiguous(memory_format=torch.channels_last)
-        _, ab = model.forward_train(x, temperature)
-        ab = F.interpolate(ab.float(), size=x.shape[-2:], mode="bilinear", align_corners=False)
-        out.append(ab.permute(0, 2, 3, 1).numpy())
-    return np.concatenate(out)
+        logits, ab = model.forward_train(x, t)
+        variance = ab_variance(logits, model.bins, t)
+        abs_.append(_full_size(ab, x.shape[-2:]))
+        variances.append(_full_size(variance, x.shape[-2:]))
+    return np.concatenate(abs_), np.concatenate(variances)
+
+
+def _full_size(y: torch.Tensor, size: torch.Size) -> np.ndarray:
+    return F.interpolate(y.float(), size=size, mode="bilinear", align_corners=False).permute(0, 2, 3, 1).numpy()
+
+
+def pulled(ab: np.ndarray, variance: np.ndarray, pull: float) -> np.ndarray:
+    """Ab with the doubt pull applied (model.doubt_scale, in numpy)."""
+    return ab if not pull else ab / (1.0 + (pull / color.AB_RANGE**2) * variance)
+
+
+def predict_ab(model: CVUNet, L: np.ndarray, temperature: float | None = None, batch: int = 8) -> np.ndarray:
+    """Predicted ab (N,S,S,2, with the model's doubt pull, before the chroma gain), upsampled to full size."""
+    ab, variance = predict_moments(model, L, temperature, batch)
+    return pulled(ab, variance, model.config.doubt_pull)
 
 
 @dataclass
@@ -140,13 +160,15 @@ def quality(model: CVUNet, L: np.ndarray, ab: np.ndarray) -> dict[str, float]:
 
 
 TEMPERATURES = (0.32, 0.38, 0.45, 0.55, 0.7, 1.0)
+PULLS = (0.0, 1.0, 2.0, 4.0, 8.0)  # doubt pulls tried on the tuning photos (0: none)
 GAINS = tuple(round(1.0 + 0.05 * i, 2) for i in range(11))  # 1.0 .. 1.5
 
 
 def choose_readout(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: float,
-                   temperatures: tuple[float, ...] = TEMPERATURES,
-                   gains: tuple[float, ...] = GAINS) -> tuple[dict[str, float], list[dict[str, float]]]:
-    """The (temperature, chroma gain) row with the best PSNR among those keeping colour_target of the colour.
+                   temperatures: tuple[float, ...] = TEMPERATURES, gains: tuple[float, ...] = GAINS,
+                   pulls: tuple[float, ...] | None = None) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """The (temperature, doubt pull, chroma gain) row with the best PSNR among those keeping colour_target
+    of the colour. ``pulls`` None: the model's own doubt pull only.
 
     Measured on photos the model did not train on: on its training photos it is sure of itself and
     vivid, elsewhere it is less sure and more muted, and the read-out must suit the photos it has not seen.
@@ -155,9 +177,11 @@ def choose_readout(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: 
     ref = Reference.of(L, ab)
     rows = []
     for t in temperatures:
-        raw = predict_ab(model, L, t)
-        for g in gains:
-            rows.append({"temperature": t, "chroma_gain": g, **quality_of(L, raw * g, ref)})
+        raw, variance = predict_moments(model, L, t)
+        for pull in (model.config.doubt_pull,) if pulls is None else pulls:
+            out = pulled(raw, variance, pull)
+            for g in gains:
+                rows.append({"temperature": t, "doubt_pull": pull, "chroma_gain": g, **quality_of(L, out * g, ref)})
     vivid = [r for r in rows if r["colourfulness_ratio"] >= colour_target]
     if vivid:
         return {**max(vivid, key=lambda r: r["psnr"]), "vivid": 1.0}, rows
@@ -475,17 +499,18 @@ def train(s: TrainSettings) -> dict[str, Any]:
     else:
         model = average.averaged(model) if average is not None else model.eval()
     if tune_set.images:
-        tuned, readout_rows = choose_readout(model, tune_L, tune_ab, s.colour_target)
-        temperature, gain = tuned["temperature"], tuned["chroma_gain"]
+        tuned, readout_rows = choose_readout(model, tune_L, tune_ab, s.colour_target, pulls=PULLS)
+        temperature, gain, pull = tuned["temperature"], tuned["chroma_gain"], tuned["doubt_pull"]
         readout = {"chosen_on": "tuning photos", "temperature": temperature, "chroma_gain": gain,
-                   "colour_target": s.colour_target, **{k: round(v, 3) for k, v in tuned.items()
-                                                        if k not in ("temperature", "chroma_gain")}}
+                   "doubt_pull": pull, "colour_target": s.colour_target,
+                   **{k: round(v, 3) for k, v in tuned.items()
+                      if k not in ("temperature", "chroma_gain", "doubt_pull")}}
     else:
         picked, readout_rows = choose_readout_on_training_photos(model, tune_L, tune_ab)
-        temperature, gain = picked["temperature"], picked["chroma_gain"]
+        temperature, gain, pull = picked["temperature"], picked["chroma_gain"], 0.0  # no pull chosen on them
         readout = {"chosen_on": "training photos", **picked}
     model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": temperature,
-                                          "chroma_gain": gain})
+                                          "chroma_gain": gain, "doubt_pull": pull})
     final = quality(model, val_L, val_ab) if val_L is not None and val_ab is not None else {}
     minutes = (elapsed_before + time.monotonic() - t0) / 60
     card = {
