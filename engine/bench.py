@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,6 +49,8 @@ class BenchSettings:
     preview: int = 800  # the app's previews: longer side at screen resolution, not the photo's
     hint_photo: int = 3000  # longer side of the photo hinted (a typical scan)
     hint_points: int = 5
+    encoders: tuple[str, ...] = ()  # compare these encoders instead (run_encoders_bench)
+    encoder: str | None = None  # a worker's: time a random model with this encoder, not the weights
 
 
 @dataclass
@@ -118,10 +120,13 @@ def bench_inputs(size: int, batch: int) -> np.ndarray:
     return L
 
 
-def _load_model(weights: Path | None):
+def _load_model(weights: Path | None, encoder: str | None = None):
     from .model import CVUNet, ModelConfig
     from .weights import DEFAULT_WEIGHTS, load_model
 
+    if encoder is not None:  # an encoder comparison: the time does not depend on the weights' values
+        torch.manual_seed(0)
+        return CVUNet(ModelConfig(num_bins=load_model(weights).config.num_bins, encoder=encoder)).eval()
     path = weights or DEFAULT_WEIGHTS
     if Path(path).exists():
         return load_model(path)
@@ -137,7 +142,7 @@ def measure(engine: str, precision: str, batch: int, s: BenchSettings, out_npy: 
         torch.set_num_threads(s.threads)
     device = resolve_device(s.device)
     L = bench_inputs(s.size, batch)
-    model = _load_model(s.weights)
+    model = _load_model(s.weights, s.encoder)
     cuda = device.type == "cuda"
     if cuda:
         torch.cuda.reset_peak_memory_stats(device)
@@ -217,10 +222,10 @@ def conv_peak_gflops(device: torch.device, dtype: torch.dtype) -> float:
     return flops / statistics.median(times) / 1e9
 
 
-def model_gflops(size: int, weights: Path | None) -> float:
+def model_gflops(size: int, weights: Path | None, encoder: str | None = None) -> float:
     from torch.utils.flop_counter import FlopCounterMode
 
-    model = _load_model(weights)
+    model = _load_model(weights, encoder)
     with FlopCounterMode(display=False) as fc, torch.inference_mode():
         model(torch.zeros(1, 1, size, size))
     return fc.get_total_flops() / 1e9
@@ -243,6 +248,8 @@ def run_bench(s: BenchSettings) -> int:
 
     if s.hints:
         return run_hints_bench(s)
+    if s.encoders:
+        return run_encoders_bench(s)
 
     device = resolve_device(s.device)
     threads = s.threads or torch.get_num_threads()
@@ -265,18 +272,10 @@ def run_bench(s: BenchSettings) -> int:
             ref: np.ndarray | None = None
             for engine, precision in configs:
                 npy = Path(tmp) / f"{engine}-{precision}-{batch}.npy"
-                cmd = [sys.executable, "-m", "engine.bench", "--worker",
-                       json.dumps({"engine": engine, "precision": precision, "batch": batch,
-                                   "settings": {**asdict(s), "json_path": None,
-                                                "weights": str(s.weights) if s.weights else None},
-                                   "out": str(npy)})]
-                env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-                proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-                if proc.returncode != 0:
-                    err = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
-                    print(f"  {engine} {precision} batch {batch}: {err}")
+                res = measure_in_subprocess(engine, precision, batch, s, npy)
+                if isinstance(res, str):
+                    print(f"  {engine} {precision} batch {batch}: {res}")
                     continue
-                res = json.loads(proc.stdout.strip().splitlines()[-1])
                 out = np.load(npy)
                 if engine == "baseline":
                     ref = out
@@ -305,6 +304,64 @@ def run_bench(s: BenchSettings) -> int:
                "best_batch": best_vs_best(rows), "rows": [asdict(r) for r in rows]}
         Path(s.json_path).write_text(json.dumps(doc, indent=2))
     return 0 if rows else 1
+
+
+def measure_in_subprocess(engine: str, precision: str, batch: int, s: BenchSettings, npy: Path) -> dict | str:
+    """``measure`` in a fresh process (its own memory peak, no warm caches); its result, or why it failed."""
+    cmd = [sys.executable, "-m", "engine.bench", "--worker",
+           json.dumps({"engine": engine, "precision": precision, "batch": batch,
+                       "settings": {**asdict(s), "json_path": None,
+                                    "weights": str(s.weights) if s.weights else None},
+                       "out": str(npy)})]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        return proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+ENCODER_ROUNDS = 3  # the encoders take turns this many times, so a busy spell hits both alike
+
+
+def run_encoders_bench(s: BenchSettings) -> int:
+    """The optimized runtime (its auto precision) with each encoder, side by side: ms per photo and the ratio.
+
+    Random weights of each architecture (the shipped model's bins): the time does not depend on the values.
+    """
+    from .devices import best_precision
+
+    device = resolve_device(s.device)
+    precision = best_precision(device)
+    print(f"device: {describe_device(device)}, optimized {precision}, size {s.size}x{s.size}, "
+          f"median of {s.repeat} after {s.warmup} warm-up, {ENCODER_ROUNDS} rounds taking turns")
+    print(cpu_info().line())
+    times: dict[tuple[str, int], list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(ENCODER_ROUNDS):
+            for batch in s.batches:
+                for enc in s.encoders:
+                    res = measure_in_subprocess("optimized", precision, batch, replace(s, encoder=enc),
+                                                Path(tmp) / f"{enc}-{batch}.npy")
+                    if isinstance(res, str):
+                        print(f"  {enc} batch {batch}: {res}")
+                        return 1
+                    times.setdefault((enc, batch), []).append(res["ms_per_image"])
+    first = s.encoders[0]
+    rows: list[dict] = []
+    print(f"\n| encoder | GFLOPs/photo | batch | ms/photo (median of rounds) | x {first}'s time |")
+    print("|---|---:|---:|---:|---:|")
+    for enc in s.encoders:
+        gflops = model_gflops(s.size, s.weights, enc)
+        for batch in s.batches:
+            ms = statistics.median(times[(enc, batch)])
+            ratio = ms / statistics.median(times[(first, batch)])
+            print(f"| {enc} | {gflops:.2f} | {batch} | {ms:.1f} | {ratio:.2f} |")
+            rows.append({"encoder": enc, "gflops": gflops, "batch": batch, "ms_per_image": ms,
+                         "rounds_ms": times[(enc, batch)], "time_ratio": ratio})
+    if s.json_path:
+        doc = {"device": describe_device(device), "precision": precision, "size": s.size, "rows": rows}
+        Path(s.json_path).write_text(json.dumps(doc, indent=2))
+    return 0
 
 
 def hint_photo(side: int) -> np.ndarray:

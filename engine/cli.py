@@ -222,7 +222,7 @@ def _train(args: argparse.Namespace) -> int:
                       encoder_lr_scale=args.encoder_lr_scale, crop_min=args.crop_min,
                       gamma_jitter=args.gamma_jitter, balance_groups=args.balance_groups,
                       extra_data=args.extra, extra_share=args.extra_share, hint_channels=args.hint_channels,
-                      hint_decoder=args.hint_decoder, hint_p_none=args.hint_p_none,
+                      encoder=args.encoder, hint_decoder=args.hint_decoder, hint_p_none=args.hint_p_none,
                       hint_geometric_p=args.hint_geometric_p,
                       first_trained_block=args.first_trained_block, autocast="bf16" if args.bf16 else args.autocast)
     if not args.data.is_dir():
@@ -241,7 +241,8 @@ def _bench(args: argparse.Namespace) -> int:
 
     return run_bench(BenchSettings(size=args.size, batches=tuple(args.batch), json_path=args.json,
                                    profile=args.profile, repeat=args.repeat, device=args.device,
-                                   weights=args.weights, threads=args.threads, hints=args.hints))
+                                   weights=args.weights, threads=args.threads, hints=args.hints,
+                                   encoders=tuple(args.encoders or ())))
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -308,6 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--hints", action="store_true",
                    help="instead: ms from colour hints to a preview (working size --size, batch 1, 800 px preview), "
                    "with and without hints")
+    b.add_argument("--encoders", nargs="+", choices=("lite0", "lite2"), metavar="ENCODER",
+                   help="instead: the optimized runtime with each encoder (lite0, lite2), side by side")
     b.set_defaults(func=_bench)
 
     t = sub.add_parser("train", help="train colorization weights on a folder of colour photos", parents=[common])
@@ -343,6 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--extra-share", type=float, default=0.1, metavar="F", help="the --extra photos' share of samples")
     t.add_argument("--hint-channels", type=int, choices=(0, 3), default=0,
                    help="3: a model that also reads colour hints (drawn from each crop's colours in training)")
+    t.add_argument("--encoder", choices=("lite0", "lite2"), default="lite0",
+                   help="the ImageNet encoder of a fresh model (EfficientNet-Lite0 or the wider, deeper Lite2)")
     t.add_argument("--hint-decoder", action="store_true",
                    help="the hint map also goes straight into each decoder stage and the refinement")
     t.add_argument("--hint-p-none", type=float, default=0.5, metavar="P", help="share of crops trained without hints")

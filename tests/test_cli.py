@@ -95,6 +95,18 @@ def test_bench_writes_the_documented_json(tmp_path, weights):
     assert "GFLOPs per image" in p.stdout and "conv peak" in p.stdout
 
 
+def test_bench_encoders_times_each_encoder_side_by_side_with_its_flops(tmp_path, weights):
+    out = tmp_path / "enc.json"
+    p = cli("bench", "--encoders", "lite0", "lite2", "--size", "64", "--batch", "1", "--repeat", "1",
+            "--json", out, "--weights", weights, timeout=600)
+    assert p.returncode == 0, p.stderr
+    rows = {r["encoder"]: r for r in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {"lite0", "lite2"} and rows["lite0"]["time_ratio"] == 1.0
+    assert rows["lite2"]["gflops"] > 1.1 * rows["lite0"]["gflops"]  # the wider, deeper encoder costs more
+    assert all(len(r["rounds_ms"]) == 3 and r["ms_per_image"] > 0 for r in rows.values())
+    assert "| lite2 |" in p.stdout
+
+
 # -- diagnostics that reach the user (in-process: the engine's inputs are faked, no model is needed) --------
 
 def _crash(*_args, **_kwargs):

@@ -151,3 +151,10 @@ def test_the_doubt_pull_only_mutes_and_mutes_most_where_the_colour_is_unsure(mod
     assert np.abs(base - opt).max() <= FP32_TOL  # both runtimes pull alike
     shrink = np.hypot(*base.transpose(1, 0, 2, 3)) / np.maximum(np.hypot(*plain.transpose(1, 0, 2, 3)), 1e-3)
     assert shrink.max() <= 1.0 + 1e-4 and shrink.min() < 0.95  # never more colour, somewhere less
+
+
+def test_a_lite2_encoder_runs_alike_in_both_runtimes():
+    lite2 = random_model(encoder="lite2")
+    L = canvas([(64, 96), (50, 70)])
+    a, b = BaselineRuntime(lite2, CPU).run(L), OptimizedRuntime(lite2, CPU, "fp32").run(L)
+    assert np.abs(a).max() > 1.0 and np.abs(a - b).max() <= FP32_TOL

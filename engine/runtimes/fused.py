@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 from ..color import AB_RANGE
 from ..devices import cpu_has_fast_bf16
-from ..encoder import SKIP_BLOCKS, ConvBN, SameConv2d
+from ..encoder import ConvBN, SameConv2d
 from ..model import ASPP, L_SCALE, L_SHIFT, CVUNet, hint_features
 from .pool import Scope
 
@@ -162,7 +162,8 @@ class FusedCVUNet:
         r2.weight, r2.padding = r2.weight * AB_RANGE, 1
         r2.bias = r2.bias * AB_RANGE if r2.bias is not None else None
         self.refine1, self.refine2 = exact(r1), exact(r2)
-        self.c1 = self.blocks[SKIP_BLOCKS[0]].project.weight.shape[0]
+        self.skip_blocks = enc.skip_blocks
+        self.c1 = self.blocks[self.skip_blocks[0]].project.weight.shape[0]
         self.gain = float(model.config.chroma_gain)
         self.chunk_pixels = HIGHRES_CHUNK_PIXELS
 
@@ -170,6 +171,7 @@ class FusedCVUNet:
                 hints: torch.Tensor | None = None) -> torch.Tensor:
         """L: N x 1 x H x W float32 on the device (hints: N x 3 x H x W or None). Returns N x 2 x H/2 x W/2 float32."""
         n, _, h, w = L.shape
+        SKIP_BLOCKS = self.skip_blocks  # noqa: N806 - indices of the encoder blocks whose outputs are skips
         # Concat buffers for the decoder stages at strides 16, 8, 4, and for the refinement (stride 2).
         cats = []
         for d, s in zip(self.decoders, (16, 8, 4), strict=True):

@@ -31,7 +31,7 @@ from ..atomic import atomic_write, write_text
 from ..devices import cpu_has_fast_bf16
 from ..model import CVUNet, ModelConfig, ab_variance, init_encoder_from_imagenet, with_hint_channels, with_hint_decoder
 from ..progress import ProgressBar
-from ..weights import load_imagenet_lite0, load_model, save_weights, weights_meta
+from ..weights import load_imagenet, load_model, save_weights, weights_meta
 from .dataset import PhotoSet, fixed_batch, load_photos, make_batch, make_hints
 from .groups import balanced_weights, group_keys, group_shares
 
@@ -69,6 +69,7 @@ class TrainSettings:
     extra_share: float = 0.1  # the extra folder's share of all samples
     threads: int | None = None
     hint_channels: int = 0  # 3: a model that also reads colour hints (ab and mask)
+    encoder: str = "lite0"  # the ImageNet encoder of a fresh model ("lite0" or "lite2"); --init keeps its own
     hint_decoder: bool = False  # the hint map also goes straight into the decoder (ModelConfig.hint_decoder)
     hint_p_none: float = 0.5  # share of training crops given no hints
     hint_geometric_p: float = 1 / 8  # otherwise a geometric number of hint points, mean 1/p
@@ -336,10 +337,10 @@ def build_model(s: TrainSettings, train: PhotoSet) -> tuple[CVUNet, np.ndarray]:
         centres = model.bins.numpy()
     else:
         centres, _ = color.fit_bins(ab)
-        model = CVUNet(ModelConfig(num_bins=len(centres), hint_channels=s.hint_channels,
+        model = CVUNet(ModelConfig(num_bins=len(centres), encoder=s.encoder, hint_channels=s.hint_channels,
                                    hint_decoder=s.hint_decoder))
         model.bins.copy_(torch.from_numpy(centres))
-        init_encoder_from_imagenet(model, load_imagenet_lite0().state_dict())
+        init_encoder_from_imagenet(model, load_imagenet(s.encoder).state_dict())
     idx = color.nearest_bin(ab[rng.permutation(len(ab))[:200_000]], centres)
     prior = np.bincount(idx, minlength=len(centres)).astype(np.float64) + 1.0
     return model, (prior / prior.sum()).astype(np.float32)
