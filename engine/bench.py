@@ -435,7 +435,7 @@ def run_hints_bench(s: BenchSettings) -> int:
         t = time.perf_counter()
         maps = pack_hints([item], [hints]) if with_hints else None
         t_map = time.perf_counter()
-        ab = colorizer.infer(pack([item]), maps)[0]
+        ab = colorizer.spread(colorizer.infer(pack([item]), maps)[0], item, hints if with_hints else ())
         preview_rgb(item.L, ab_source(ab, item), s.preview)
         return time.perf_counter() - t, t_map - t
 

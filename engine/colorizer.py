@@ -29,7 +29,7 @@ import torch
 
 from .color import join_lab, lab_to_rgb, lightness, to_uint8
 from .devices import best_precision, resolve_device
-from .hints import HINT_CHANNELS, Hint, fit_chroma, hint_map, relative_pixel
+from .hints import HINT_CHANNELS, Hint, HintSpread, fit_chroma, hint_map, relative_pixel, spread_hints
 from .messages import short_reason
 from .model import MULTIPLE, CVUNet
 from .options import MIN_WORK, ColorizeSettings
@@ -122,6 +122,21 @@ def pack_hints(items: list[Prepared], hints: Sequence[Sequence[Hint]] | None) ->
     return out
 
 
+def spread_on_half(ab_half: np.ndarray, item: Prepared, hints: Sequence[Hint], spread: HintSpread) -> np.ndarray:
+    """The network's half-size ab for one photo (2 x H/2 x W/2 of the canvas) with the hints' corrections
+    spread over the photo's part of it (``hints.spread_hints``); as it is without hints or spread.
+    """
+    if not hints or spread.reach <= 0:
+        return ab_half
+    h, w = item.small.shape
+    h2, w2 = (h + 1) // 2, (w + 1) // 2
+    L_half = cv2.resize(item.small, (w2, h2), interpolation=cv2.INTER_AREA).reshape(h2, w2)
+    crop = np.ascontiguousarray(ab_half[:, :h2, :w2].transpose(1, 2, 0))
+    out = ab_half.copy()
+    out[:, :h2, :w2] = spread_hints(L_half, crop, hints, spread).transpose(2, 0, 1)
+    return out
+
+
 def ab_source(ab_half: np.ndarray, item: Prepared) -> np.ndarray:
     """The network's half-size ab for one photo, cropped and resized to full width: h' x W x 2.
 
@@ -211,6 +226,10 @@ class Colorizer:
             raise ValueError("these weights take no colour hints: colorize without hints, or use weights "
                              "trained with --hint-channels 3")
 
+    def spread(self, ab_half: np.ndarray, item: Prepared, hints: Sequence[Hint] = ()) -> np.ndarray:
+        """One photo's network output with its hints' corrections spread (the model's ``hint_spread``)."""
+        return spread_on_half(ab_half, item, hints, self.model.config.spread)
+
     def infer(self, canvas: np.ndarray, hints: np.ndarray | None = None) -> np.ndarray:
         """The network on a packed canvas (N x 1 x H x W; hint maps N x 3 x H x W) -> half-size ab (N x 2 x H/2 x W/2).
 
@@ -284,7 +303,8 @@ class Colorizer:
             self.free_memory()
             return [self._rescue(item, hints[i] if hints is not None else ()) for i, item in enumerate(items)]
         note = f"out of memory {self.where}: colorized in smaller batches" if self.oom_splits != splits else ""
-        return [Inference(ab[i], item, note) for i, item in enumerate(items)]
+        return [Inference(self.spread(ab[i], item, hints[i] if hints is not None else ()), item, note)
+                for i, item in enumerate(items)]
 
     def _rescue(self, item: Prepared, hints: Sequence[Hint] = ()) -> Inference:
         """One photo the device had no memory for, tried alone, at half its working size, then on the CPU.
@@ -303,6 +323,7 @@ class Colorizer:
         for note, tried, infer in attempts:
             try:
                 ab = infer(pack([tried]), pack_hints([tried], [hints]))[0]  # hints made at the size tried
+                ab = self.spread(ab, tried, hints)
             except Exception as err:  # noqa: BLE001 - the next rung may work; the last error is reported
                 last = err
                 if not is_out_of_memory(err):
@@ -327,7 +348,7 @@ class Colorizer:
             return []
         self.check_hints(hints)
         ab = self.infer(pack(items), pack_hints(items, hints))
-        return [unpack(ab[i], p) for i, p in enumerate(items)]
+        return [unpack(self.spread(ab[i], p, hints[i] if hints is not None else ()), p) for i, p in enumerate(items)]
 
     def colorize(self, image: np.ndarray, hints: Sequence[Hint] = ()) -> np.ndarray:
         """A grey (H x W) or RGB (H x W x 3) photo -> H x W x 3 uint8 RGB colour version.

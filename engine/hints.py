@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
+import cv2
 import numpy as np
 
 from .atomic import atomic_write
@@ -106,6 +107,60 @@ def hint_map(hints: Sequence[Hint], h: int, w: int, L: np.ndarray | None = None,
         out[1, r0:r1, c0:c1] = b / AB_RANGE
         out[2, r0:r1, c0:c1] = 1.0
     return out
+
+
+SPREAD_GRID = 128  # the spread's weights are worked out on a grid this long, then resized
+
+
+@dataclass(frozen=True)
+class HintSpread:
+    """How far a hint's correction reaches (``spread_hints``); chosen on tuning photos, stored with the weights.
+
+    reach: the distance scale, as a share of the photo's shorter side (0: no spread).
+    lightness: the lightness scale (L units): pixels much lighter or darker than the hinted one are
+        likely another surface and get less of its correction.
+    floor: the weight of the network's own colour; far from every hint the colour stays the network's.
+    """
+
+    reach: float = 0.0
+    lightness: float = 10.0
+    floor: float = 0.05
+
+
+def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread) -> np.ndarray:
+    """The ab (h x w x 2) with each hint's correction carried to the pixels around it of a similar lightness.
+
+    ``L`` is the photo's lightness at ab's size. Each hint's correction is the difference between its
+    colour (the chroma that fits at its lightness, as the network was given) and ``ab`` at its pixel;
+    a pixel gets the weighted mean of the corrections, ``exp(-d²/2(reach·side)² - ΔL²/2 lightness²)``
+    over the hints, with the network's own colour weighted ``floor``. A hint's pixel gets almost all of it.
+    """
+    if not hints or spread.reach <= 0:
+        return ab
+    h, w = L.shape
+    pixels = [hint.pixel(h, w) for hint in hints]
+    L_at = np.array([L[r, c] for r, c in pixels], np.float32)
+    want = fit_chroma(L_at, np.array([hint.ab() for hint in hints], np.float32))
+    delta = want - np.array([ab[r, c] for r, c in pixels], np.float32)
+    scale = min(1.0, SPREAD_GRID / max(h, w))
+    gh, gw = max(1, round(h * scale)), max(1, round(w * scale))
+    grid_L = cv2.resize(L, (gw, gh), interpolation=cv2.INTER_AREA) if (gh, gw) != (h, w) else L
+    ys = (np.arange(gh, dtype=np.float32) + 0.5) * (h / gh)
+    xs = (np.arange(gw, dtype=np.float32) + 0.5) * (w / gw)
+    two_d2 = 2.0 * (spread.reach * min(h, w)) ** 2
+    two_l2 = 2.0 * spread.lightness ** 2
+    num = np.zeros((gh, gw, 2), np.float32)
+    den = np.full((gh, gw), spread.floor, np.float32)
+    for (r, c), Lk, d in zip(pixels, L_at, delta, strict=True):
+        dist = ((ys - (r + 0.5)) ** 2)[:, None] + ((xs - (c + 0.5)) ** 2)[None, :]
+        weight = np.exp(-dist / two_d2 - (grid_L - Lk) ** 2 / two_l2)
+        num += weight[..., None] * d
+        den += weight
+    correction = (num / den[..., None]).astype(np.float32)
+    if (gh, gw) != (h, w):
+        correction = np.asarray(cv2.resize(correction, (w, h), interpolation=cv2.INTER_LINEAR),
+                                np.float32).reshape(h, w, 2)
+    return ab + correction
 
 
 def sample_hints(ab: np.ndarray, rng: np.random.Generator, p_none: float = 0.5, geometric_p: float = 1 / 8,

@@ -18,7 +18,7 @@ from torch import nn
 
 from .color import AB_RANGE
 from .encoder import ENCODERS, ConvBN, EfficientNetLite
-from .hints import HINT_CHANNELS
+from .hints import HINT_CHANNELS, HintSpread
 
 MULTIPLE = 32  # the encoder's total stride: inputs are padded to a multiple of it
 # The encoder sees L * L_SCALE - L_SHIFT: L 0..100 to the -1..1 range of its ImageNet training.
@@ -46,6 +46,9 @@ class ModelConfig:
         doubt_pull: where the predicted ab distribution is broad, pull the colour toward grey
             (``doubt_scale``): a muted colour where the model is unsure, not a vivid wrong guess.
             0 leaves the read-out as it is. Chosen with the temperature and gain on tuning photos.
+        hint_spread, hint_spread_lightness, hint_spread_floor: how far each hint's correction is carried
+            to the pixels around it (``hints.HintSpread``; spread 0: not at all). A read-out setting,
+            chosen on tuning photos.
         encoder: the ImageNet encoder, "lite0" or "lite2" (EfficientNet-Lite; Lite2 is wider and deeper).
         hint_channels: 0, or 3 for a model that also reads a colour-hint map (ab and mask) beside L.
         hint_decoder: a hinted model also gets the hint map straight into each decoder stage and the
@@ -65,6 +68,9 @@ class ModelConfig:
     temperature: float = 0.38
     chroma_gain: float = 1.0
     doubt_pull: float = 0.0
+    hint_spread: float = 0.0
+    hint_spread_lightness: float = 10.0
+    hint_spread_floor: float = 0.05
     encoder: str = "lite0"
     hint_channels: int = 0
     hint_decoder: bool = False
@@ -76,6 +82,10 @@ class ModelConfig:
             raise ValueError(f"hint_channels is 0 or {HINT_CHANNELS}, got {self.hint_channels}")
         if self.hint_decoder and not self.hint_channels:
             raise ValueError("hint_decoder needs hint_channels")
+
+    @property
+    def spread(self) -> HintSpread:
+        return HintSpread(self.hint_spread, self.hint_spread_lightness, self.hint_spread_floor)
 
     @property
     def decoder_hint_channels(self) -> int:

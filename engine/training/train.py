@@ -189,6 +189,42 @@ def choose_readout(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: 
     return {**max(rows, key=lambda r: r["colourfulness_ratio"]), "vivid": 0.0}, rows
 
 
+SPREAD_HINTS = 10  # simulated hints per tuning crop when choosing the hint spread
+SPREADS = [(0.0, 10.0, 0.05)] + [(r, lt, f) for r in (0.1, 0.2, 0.3, 0.45, 0.6) for lt in (5.0, 10.0, 20.0)
+                                 for f in (0.02, 0.05, 0.2)]  # (reach, lightness, floor)
+
+
+def choose_spread(model: CVUNet, L: np.ndarray, ab: np.ndarray,
+                  seed: int = 0) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """The hint spread (``hints.HintSpread``) with the best PSNR on the tuning crops, each given
+    SPREAD_HINTS simulated hints (as ``evaluate --hints`` draws them): (the best, every row tried).
+
+    The network runs once per crop; the spreads are tried on its output (they only post-process it).
+    """
+    from ..colorizer import Colorizer, pack, pack_hints, prepare, spread_on_half, unpack
+    from ..hints import HintSpread, simulate_hints
+    from ..options import ColorizeSettings
+
+    size = L.shape[-1]
+    colorizer = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=size, batch_size=8),
+                                 model=model)
+    truths = [color.join_lab(L[i, 0], ab[i].transpose(1, 2, 0)) for i in range(len(L))]
+    photos = [color.to_uint8(t) for t in truths]
+    items = [prepare(p, size) for p in photos]
+    hints = [simulate_hints(p, SPREAD_HINTS, seed + i) for i, p in enumerate(photos)]
+    raw = np.concatenate([colorizer.infer(pack(items[i : i + 8]), pack_hints(items[i : i + 8], hints[i : i + 8]))
+                          for i in range(0, len(items), 8)])
+    rows = []
+    for reach, lightness, floor in SPREADS:
+        spread = HintSpread(reach, lightness, floor)
+        scores = [color.psnr(color.join_lab(item.L, unpack(spread_on_half(raw[i], item, hints[i], spread), item)),
+                             truths[i]) for i, item in enumerate(items)]
+        rows.append({"reach": reach, "lightness": lightness, "floor": floor, "psnr": float(np.mean(scores))})
+    best = max(rows, key=lambda r: r["psnr"])
+    none = rows[0]["psnr"]
+    return {**best, "hints": SPREAD_HINTS, "gain_over_no_spread_db": round(best["psnr"] - none, 3)}, rows
+
+
 def tuning_score(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: float) -> tuple[float, float]:
     """How good a snapshot is on the tuning photos: dB over grey at the colour target; (score, gain).
 
@@ -512,6 +548,12 @@ def train(s: TrainSettings) -> dict[str, Any]:
         readout = {"chosen_on": "training photos", **picked}
     model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": temperature,
                                           "chroma_gain": gain, "doubt_pull": pull})
+    if model.config.hint_channels and tune_set.images:
+        spread, spread_rows = choose_spread(model, tune_L, tune_ab)
+        model.config = ModelConfig.from_dict({**model.config.to_dict(), "hint_spread": spread["reach"],
+                                              "hint_spread_lightness": spread["lightness"],
+                                              "hint_spread_floor": spread["floor"]})
+        readout["hint_spread"] = {**spread, "search": spread_rows}
     final = quality(model, val_L, val_ab) if val_L is not None and val_ab is not None else {}
     minutes = (elapsed_before + time.monotonic() - t0) / 60
     card = {
