@@ -41,15 +41,17 @@ class Agreement:
 # the GUI can show it next to a comparison). Measured with the shipped weights on the sample photos
 # (512 px, batch 1 and 8), then given a margin:
 # - fp32 differs only in summation order: measured max 1.2e-3, p99.9 7e-4 (AVX2 and AMX CPUs).
-# - bf16 keeps 8 significant bits through ~60 layers; the trained read-out (softmax at temperature 0.55)
-#   amplifies that near colour edges: on an AMX Xeon max 31.4, p99.9 up to 17.1 over a batch and 21.1 on the
-#   worst photo, mean ~1. Untrained models (the tests' random_model) agree ~100x closer, their softmax being
-#   flat: a test of bf16 drift must run the shipped weights.
+# - bf16 keeps 8 significant bits through ~60 layers; the trained read-out (a softmax at a temperature
+#   below 1) amplifies that where two colours are nearly equally likely. Model v1 (temperature 0.55): max
+#   31.4, p99.9 up to 17.1 over a batch. Model v2 (temperature 0.45, sharper): max 45.5 (49.3 without its
+#   doubt pull), p99.9 26.1 at batch 1 and 18.6 at batch 8, mean 1.7, on an AMX Xeon. Untrained models (the
+#   tests' random_model) agree ~100x closer, their softmax being flat: a test of bf16 drift must run the
+#   shipped weights.
 # - fp16 (CUDA) keeps 11 significant bits, rounding 8x finer than bf16: bf16's bounds / 4 (not measured here).
 AGREEMENT: dict[str, Agreement] = {
     "fp32": Agreement(p999=1.5e-3, max_abs=3e-3),
-    "bf16": Agreement(p999=24.0, max_abs=48.0),
-    "fp16": Agreement(p999=6.0, max_abs=12.0),
+    "bf16": Agreement(p999=34.0, max_abs=64.0),
+    "fp16": Agreement(p999=8.5, max_abs=16.0),
 }
 
 

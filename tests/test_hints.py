@@ -142,8 +142,13 @@ def test_hint_features_carry_a_hints_colour_to_its_cell_and_its_surroundings_at_
     assert not empty.any()
 
 
-def test_shipped_weights_take_no_hints_and_say_so():
-    model = load_model()
+def test_shipped_weights_take_hints_through_the_stem_and_the_decoder_with_a_spread():
+    config = load_model().config
+    assert config.hint_channels == 3 and config.hint_decoder and config.spread.reach > 0
+
+
+def test_weights_without_hint_inputs_take_no_hints_and_say_so():
+    model = random_model()
     assert model.config.hint_channels == 0 and model.encoder._conv_stem.weight.shape[1] == 1
     c = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=64), model=model)
     photo = colour_photo(48, 64, 1)

@@ -114,12 +114,13 @@ def test_a_malformed_hints_file_exits_2_with_a_one_line_reason_before_any_photo_
         load_hints_file(tmp_path / "h.json")
 
 
-def test_shipped_weights_with_hints_exit_2_before_any_photo_is_written(tmp_path, capsys):
+def test_weights_without_hint_inputs_with_hints_exit_2_before_any_photo_is_written(tmp_path, capsys):
     write_grey(tmp_path / "in" / "one.png", 40, 50)
     hints = write_hints(tmp_path / "h.json", {"one.png": [{"x": 0.5, "y": 0.5, "rgb": RED}]})
+    save_weights(random_model(), tmp_path / "plain.pt")
     with pytest.raises(SystemExit) as exit_:
         run(capsys, "colorize", tmp_path / "in", "--output", tmp_path / "out", "--size", "64", "--device", "cpu",
-            "--hints", hints)
+            "--hints", hints, "--weights", tmp_path / "plain.pt")
     assert exit_.value.code == 2
     assert "these weights take no colour hints" in capsys.readouterr().err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*.png"))
@@ -173,10 +174,18 @@ def test_bench_hints_prints_both_figures_and_writes_them_to_the_json(tmp_path, c
     code, stdout, _ = run(capsys, "bench", "--hints", "--size", "64", "--repeat", "1", "--device", "cpu",
                           "--json", out)
     assert code == 0
-    assert "with hints:" in stdout and "without hints:" in stdout and "random-weights hinted model" in stdout
+    assert "with hints:" in stdout and "without hints:" in stdout
     doc = json.loads(out.read_text())["hints_to_preview"]
-    assert doc["size"] == 64 and doc["batch"] == 1 and doc["random_hinted_model"] is True
+    assert doc["size"] == 64 and doc["batch"] == 1 and doc["random_hinted_model"] is False  # the shipped model
     assert doc["ms_with_hints"] > 0 and doc["ms_without_hints"] > 0
+
+
+def test_bench_hints_stands_in_a_random_hinted_model_for_weights_without_hint_inputs(tmp_path, capsys):
+    save_weights(random_model(), tmp_path / "plain.pt")
+    code, stdout, _ = run(capsys, "bench", "--hints", "--size", "64", "--repeat", "1", "--device", "cpu",
+                          "--json", tmp_path / "b.json", "--weights", tmp_path / "plain.pt")
+    assert code == 0 and "random-weights hinted model" in stdout
+    assert json.loads((tmp_path / "b.json").read_text())["hints_to_preview"]["random_hinted_model"] is True
 
 
 def test_after_running_out_of_memory_the_hint_map_is_made_again_at_the_smaller_working_size(tmp_path,

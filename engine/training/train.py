@@ -608,7 +608,24 @@ def _stage_line(card: dict[str, Any]) -> str:
     return (f"{card.get('steps')} steps of batch {st.get('batch')} at {st.get('size')} px crops in "
             f"{card.get('minutes')} min (lr {st.get('lr')}, rebalance {st.get('rebalance')}, "
             f"reg weight {st.get('reg_weight')}, reg beta {st.get('reg_beta', 0.05)}, encoder frozen for "
-            f"{st.get('freeze_steps')} steps, seed {st.get('seed')})")
+            f"{st.get('freeze_steps')} steps, then blocks >= {st.get('first_trained_block', FIRST_TRAINED_BLOCK)} "
+            f"fine-tuned at {st.get('encoder_lr_scale', 1.0)}x, seed {st.get('seed')})")
+
+
+def _hint_lines(card: dict[str, Any]) -> list[str]:
+    m, hints = card["model"], card.get("hints") or {}
+    if not m.get("hint_channels"):
+        return ["- Takes no colour hints."]
+    path = "the stem and straight into each decoder stage" if m.get("hint_decoder") else "the stem"
+    lines = [f"- Reads colour hints through {path}; training crops got none {hints.get('p_none', 0.5):.0%} of the "
+             f"time, otherwise a geometric number of points (mean {1 / hints.get('geometric_p', 0.125):.0f})."]
+    if m.get("hint_spread"):
+        spread = (card.get("readout") or {}).get("hint_spread") or {}
+        lines.append(f"- Hint spread: reach {m['hint_spread']} of the shorter side, lightness "
+                     f"{m.get('hint_spread_lightness')}, floor {m.get('hint_spread_floor')}, chosen on the tuning "
+                     f"photos with {spread.get('hints', 10)} simulated hints each "
+                     f"({spread.get('gain_over_no_spread_db', 0):+.2f} dB there over no spread).")
+    return lines
 
 
 def _sampling_lines(sampling: dict[str, Any]) -> list[str]:
@@ -633,13 +650,14 @@ def write_model_card(card: dict[str, Any], weights: Path) -> None:
         f"on them) and {card['data']['validation_photos']} validation photos (only measured).",
         f"- {card['steps']} steps of batch {card['settings']['batch']} at {card['settings']['size']} px crops, "
         f"{card['minutes']} minutes, torch {card['torch']} on {card['threads']} threads.",
-        f"- Encoder: EfficientNet-Lite0 from ImageNet (blocks >= {FIRST_TRAINED_BLOCK} fine-tuned); "
+        f"- Encoder: EfficientNet-{card['model'].get('encoder', 'lite0').capitalize()} from ImageNet; "
         f"{card['bins']} ab bins; read-out temperature {card['model']['temperature']}, "
-        f"chroma gain {card['model'].get('chroma_gain', 1.0)}"
+        f"doubt pull {card['model'].get('doubt_pull', 0.0)}, chroma gain {card['model'].get('chroma_gain', 1.0)}"
         + _readout_note(card.get("readout", {})),
         f"- Shipped weights: {card.get('weights', 'last step')}.",
     ]
     lines += _sampling_lines(card["data"].get("sampling") or {})
+    lines += _hint_lines(card)
     if v:
         lines.append(f"- Validation (256 px centre crops): PSNR {v['psnr']:.2f} dB vs grey {v['psnr_grey']:.2f} dB "
                      f"(+{v['gain_db']:.2f} dB), colourfulness {v['colourfulness_ratio']:.2f} of the originals'.")
