@@ -255,6 +255,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     return run_evaluate(EvalSettings(folder=args.folder, split=args.split, size=args.size,
                                      weights=args.weights, json_path=args.json, markdown_path=args.markdown,
                                      examples_dir=args.examples, examples=args.n_examples,
+                                     example_names=tuple(args.example_names or ()),
                                      chroma_gain=args.chroma_gain, doubt_pull=args.doubt_pull,
                                      against=args.against,
                                      hints=tuple(args.hints or ())))
@@ -369,6 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--markdown", type=Path)
     e.add_argument("--examples", type=Path, help="save before/after pictures here")
     e.add_argument("--n-examples", type=int, default=4)
+    e.add_argument("--example-names", nargs="+", metavar="NAME", help="these photos among the examples too")
     e.add_argument("--chroma-gain", type=float, help="instead of the model's own (to see the trade-off)")
     e.add_argument("--doubt-pull", type=float, metavar="P",
                    help="instead of the model's own pull toward grey where its colour is unsure (0: none)")

@@ -40,6 +40,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--output", type=Path, metavar="DIR",
                    help="the export folder for this run (the saved export folder is left as it is)")
     p.add_argument("--start", action="store_true", help="start colorizing the queued photos at once")
+    p.add_argument("--hints", type=Path, metavar="FILE",
+                   help="colour hints for the queued photos, the file `colorize --hints` reads (as File > Load Hints)")
     return p.parse_args(argv)
 
 
@@ -52,6 +54,8 @@ def build_window(args: argparse.Namespace, backend: Any, settings: QSettings | N
         window.set_output_dir(args.output.expanduser().resolve(), remember=False)
     if args.paths:
         window.add_paths(args.paths)
+    if args.hints is not None:
+        window.hint_editor.load_file(args.hints.expanduser())  # a bad file says why in the status bar
     return window
 
 

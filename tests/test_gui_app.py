@@ -20,7 +20,20 @@ def test_command_line_paths_and_options_are_parsed():
     assert args.paths == [Path("a.jpg"), Path("folder")]
     assert args.output == Path("out") and args.start
     bare = parse_args([])
-    assert bare.paths == [] and bare.output is None and not bare.start
+    assert bare.paths == [] and bare.output is None and not bare.start and bare.hints is None
+
+
+def test_command_line_hints_file_gives_the_queued_photos_their_hints(qtbot, backend, grey_photos, tmp_path):
+    from engine.hints import Hint, save_hints_file
+
+    photos = grey_photos(2, folder="album")
+    save_hints_file(tmp_path / "h.json", {photos[1].name: [Hint(0.25, 0.5, (200, 30, 30))]})
+    window = build_window(parse_args([str(tmp_path / "album"), "--hints", str(tmp_path / "h.json")]),
+                          backend, QSettings())
+    qtbot.addWidget(window)
+    assert window.hint_store.get(photos[1]) == (Hint(0.25, 0.5, (200, 30, 30)),)
+    assert not window.hint_store.get(photos[0])
+    window.close()
 
 
 def test_command_line_queues_the_paths_sets_the_export_folder_and_runs(qtbot, backend, grey_photos, tmp_path):

@@ -39,6 +39,7 @@ class EvalSettings:
     markdown_path: Path | None = None
     examples_dir: Path | None = None
     examples: int = 4
+    example_names: tuple[str, ...] = ()  # these photos too (names relative to the folder)
     chroma_gain: float | None = None  # instead of the model's own: to see the PSNR/colourfulness trade-off
     doubt_pull: float | None = None  # instead of the model's own: to see what the pull toward grey does
     against: Path | None = None  # a second weights file, compared photo by photo
@@ -329,12 +330,14 @@ def run_evaluate(s: EvalSettings) -> int:
     if s.examples_dir:
         keys = group_keys([name for name, _ in photos], s.folder)
         save_examples(colorizer, photos, report, s.examples_dir, s.examples,
-                      hints=EXAMPLE_HINTS if takes_hints(model) else 0, seed=s.hint_seed, keys=keys)
+                      hints=EXAMPLE_HINTS if takes_hints(model) else 0, seed=s.hint_seed, keys=keys,
+                      names=s.example_names)
     return 0
 
 
 def save_examples(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]], report: dict, folder: Path,
-                  n: int, hints: int = 0, seed: int = 0, keys: Sequence[str] | None = None) -> None:
+                  n: int, hints: int = 0, seed: int = 0, keys: Sequence[str] | None = None,
+                  names: Sequence[str] = ()) -> None:
     """Grey | colorized | original strips for a spread of photos (best, median, worst PSNR gain).
 
     With ``hints`` (weights that take them), a column colorized with that many simulated hints (drawn as
@@ -351,6 +354,7 @@ def save_examples(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]], re
     people = [i for i in order if keys is not None and keys[i] == "people"]
     if people and not picks & set(people):
         picks.add(people[len(people) // 2])  # the median one of them, not the best
+    picks |= {i for i, (name, _) in enumerate(photos) if name in set(names)}
     for i in sorted(picks):
         name, rgb = photos[i]
         columns = [to_uint8(grey_rgb(rgb_to_lab(rgb)[..., 0])), colorizer.colorize(rgb)]
