@@ -124,10 +124,11 @@ def _load_model(weights: Path | None, encoder: str | None = None):
     from .model import CVUNet, ModelConfig
     from .weights import DEFAULT_WEIGHTS, load_model
 
+    path = weights or DEFAULT_WEIGHTS
     if encoder is not None:  # an encoder comparison: the time does not depend on the weights' values
         torch.manual_seed(0)
-        return CVUNet(ModelConfig(num_bins=load_model(weights).config.num_bins, encoder=encoder)).eval()
-    path = weights or DEFAULT_WEIGHTS
+        bins = load_model(path).config.num_bins if Path(path).exists() else 98
+        return CVUNet(ModelConfig(num_bins=bins, encoder=encoder)).eval()
     if Path(path).exists():
         return load_model(path)
     torch.manual_seed(0)  # no trained weights yet: timing does not depend on them

@@ -227,6 +227,8 @@ def _train(args: argparse.Namespace) -> int:
                       first_trained_block=args.first_trained_block, autocast="bf16" if args.bf16 else args.autocast)
     if not args.data.is_dir():
         raise UsageError(f"{args.data} is not a folder")
+    if args.hint_decoder and not args.hint_channels and args.init is None:
+        raise UsageError("--hint-decoder needs a model that reads hints: add --hint-channels 3")
     if args.extra is not None and not args.extra.is_dir():
         raise UsageError(f"--extra {args.extra} is not a folder")
     if not 0.0 < args.extra_share < 1.0:

@@ -114,13 +114,19 @@ def hint_features(hints: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
     Per cell: the mean hint ab there and whether there is one; and the same over a box of a quarter of
     the image (normalized convolution), which carries a hint's colour to its surroundings so the
     decoder only has to learn where to stop it. Relative sizes keep training crops and working sizes alike.
+    The box is relative to the canvas the photo is on: a photo batched with one of another shape gets a
+    slightly different box than alone (the hint spread after the network, which sees the photo's own size,
+    does most of a hint's work).
     """
     hints = hints.float()
     h, w = size
-    sy, sx = hints.shape[2] // h, hints.shape[3] // w
     ab, mask = hints[:, :2], hints[:, 2:3]
-    if (sy, sx) != (1, 1):
-        ab, mask = F.avg_pool2d(ab, (sy, sx)), F.avg_pool2d(mask, (sy, sx))
+    H, W = hints.shape[2:]
+    if (H, W) != (h, w):
+        if H % h or W % w:  # a size the encoder's strides do not divide (a training crop): cells of uneven size
+            ab, mask = F.adaptive_avg_pool2d(ab, size), F.adaptive_avg_pool2d(mask, size)
+        else:
+            ab, mask = F.avg_pool2d(ab, (H // h, W // w)), F.avg_pool2d(mask, (H // h, W // w))
     k = max(3, round(min(h, w) * HINT_SPREAD)) | 1
     wide_ab = F.avg_pool2d(ab, k, 1, k // 2, count_include_pad=False)
     wide_mask = F.avg_pool2d(mask, k, 1, k // 2, count_include_pad=False)

@@ -217,7 +217,6 @@ def test_a_folder_without_a_manifest_reports_no_group_table(tmp_path):
 
 def test_hints_with_weights_that_take_none_exit_2_with_the_reason(tmp_path, capsys):
     from engine.cli import main
-
     from engine.weights import save_weights
 
     cv2.imwrite(str(tmp_path / "p.png"), colour_photo(40, 48))

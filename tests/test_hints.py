@@ -7,10 +7,10 @@ import torch
 from helpers import ROOT, colour_photo, random_model
 
 from engine.color import AB_RANGE, lightness, rgb_to_lab
-from engine.colorizer import Colorizer, pack, pack_hints, prepare
+from engine.colorizer import Colorizer, pack, pack_hints, prepare, spread_on_half, unpack
 from engine.devices import cpu_has_fast_bf16
-from engine.hints import Hint, fit_chroma, hint_map, sample_hints, simulate_hints
-from engine.model import CVUNet, hint_features, with_hint_channels, with_hint_decoder
+from engine.hints import Hint, HintSpread, fit_chroma, hint_map, sample_hints, simulate_hints, spread_hints
+from engine.model import CVUNet, ModelConfig, hint_features, with_hint_channels, with_hint_decoder
 from engine.options import ColorizeSettings
 from engine.runtimes import make_runtime
 from engine.runtimes.base import AGREEMENT, ab_difference
@@ -99,7 +99,7 @@ def test_optimized_runtime_agrees_with_the_baseline_for_a_hinted_model_at_fp32(d
     L, H = batch()
     base, opt = make_runtime("baseline", m, "cpu"), make_runtime("optimized", m, "cpu", "fp32")
     bound = AGREEMENT["fp32"]
-    for hints in (None, H):
+    for hints in (H, None, H):  # a call without hints after one with them: no hint left in the reused buffers
         p999, worst = ab_difference(opt.run(L, hints), base.run(L, hints))
         assert p999 <= bound.p999 and worst <= bound.max_abs
     assert np.abs(base.run(L, H) - base.run(L)).max() > 0.1  # the hints do change the colours
@@ -235,3 +235,74 @@ def test_bf16_autocast_training_runs_where_the_cpu_has_native_bf16(photos, tmp_p
     save_weights(random_model(bins=313), start)
     card = train(tiny(photos, tmp_path, steps=2, val_every=2, init=start, autocast="bf16"))
     assert card["precision"]["used"] == "bf16 autocast" and card["steps"] == 2
+
+
+# -- the hint spread: each hint's correction carried to the pixels around it --------------------------------
+
+def spread_model(reach: float = 0.3) -> CVUNet:
+    m = hinted_model(decoder=True)
+    m.config = ModelConfig.from_dict({**m.config.to_dict(), "hint_spread": reach})
+    return m
+
+
+def test_the_spread_gives_a_hint_its_colour_and_leaves_pixels_far_from_every_hint_as_they_were():
+    L = np.full((60, 90), 55.0, np.float32)
+    L[:, 60:] = 90.0  # a much lighter surface on the right
+    ab = np.zeros((60, 90, 2), np.float32)
+    hint = Hint(0.2, 0.5, (40, 160, 40))
+    out = spread_hints(L, ab, [hint], HintSpread(reach=0.1, lightness=10.0, floor=0.05))
+    (want,) = fit_chroma(np.array([55.0], np.float32), np.array([hint.ab()], np.float32))
+    r, c = hint.pixel(60, 90)
+    assert np.abs(out[r, c] - want).max() < 0.1 * np.abs(want).max()  # the hinted pixel: almost the hint's colour
+    assert np.abs(out[r, c + 8]).max() > 0.3 * np.abs(want).max()  # its neighbours of the same lightness follow
+    assert np.abs(out[:, 70:]).max() < 0.05 * np.abs(want).max()  # the lighter surface, and far away: unchanged
+    assert spread_hints(L, ab, [], HintSpread(reach=0.3)) is ab
+    assert spread_hints(L, ab, [hint], HintSpread(reach=0.0)) is ab
+
+
+def test_every_hinted_path_of_the_colorizer_applies_the_models_spread_and_hint_free_calls_do_not():
+    c = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=64), model=spread_model())
+    photo = colour_photo(48, 64, 3)
+    hints = [Hint(0.3, 0.4, (200, 40, 40))]
+    item = prepare(photo, 64)
+    raw = c.infer(pack([item]), pack_hints([item], [hints]))[0]
+    spread = spread_on_half(raw, item, hints, c.model.config.spread)
+    assert np.abs(spread - raw).max() > 1.0  # the spread does something here
+    (inferred,) = c.infer_photos([item], [hints])
+    assert np.allclose(inferred.ab, spread, atol=1e-4)
+    assert np.allclose(c.predict([item], [hints])[0], unpack(spread, item), atol=1e-4)
+    (plain,) = c.infer_photos([item])
+    assert np.allclose(plain.ab, c.infer(pack([item]))[0], atol=1e-5)  # no hints: the network's own output
+
+
+def test_compare_mode_with_hints_measures_the_engines_not_the_spread(tmp_path):
+    from engine.batch.inputs import collect_inputs
+    from engine.batch.pipeline import BatchPipeline
+    from engine.options import ExportOptions
+
+    model = spread_model()
+    (tmp_path / "in").mkdir()
+    for i in range(2):
+        cv2.imwrite(str(tmp_path / "in" / f"p{i}.png"), cv2.cvtColor(colour_photo(48, 64, i), cv2.COLOR_RGB2GRAY))
+    jobs, _ = collect_inputs([tmp_path / "in"])
+    fp32 = Colorizer.create(ColorizeSettings(device="cpu", size=64, batch_size=2, precision="fp32"), model=model)
+    base = Colorizer.create(ColorizeSettings(engine="baseline", device="cpu", size=64, batch_size=2), model=model)
+    hints = {job.index: [Hint(0.3, 0.4, (200, 40, 40)), Hint(0.7, 0.6, (30, 60, 200))] for job in jobs}
+    summary = BatchPipeline(fp32, ExportOptions(tmp_path / "out"), compare=base, hints=hints).run(jobs)
+    assert summary.done == 2 and summary.max_abs_diff is not None
+    assert summary.max_abs_diff <= AGREEMENT["fp32"].max_abs
+
+
+def test_a_tuned_hinted_training_chooses_the_spread_on_the_tuning_photos_and_ships_it(photos, tmp_path):
+    from engine.training.train import SPREADS, train
+
+    start = tmp_path / "start.pt"
+    save_weights(random_model(bins=313), start)
+    card = train(tiny(photos, tmp_path, steps=2, val_every=2, init=start, tune_fraction=0.4, hint_decoder=True))
+    spread = card["readout"]["hint_spread"]
+    assert len(spread["search"]) == len(SPREADS) and card["data"]["tuning_photos"] > 0
+    assert spread["psnr"] == max(r["psnr"] for r in spread["search"])
+    m = load_model(tmp_path / "w.pt")
+    assert m.config.hint_decoder and (m.config.hint_spread, m.config.hint_spread_floor) == (spread["reach"],
+                                                                                             spread["floor"])
+    assert "Reads colour hints through the stem and straight into each decoder stage" in (tmp_path / "w.md").read_text()

@@ -144,13 +144,19 @@ def test_the_doubt_pull_only_mutes_and_mutes_most_where_the_colour_is_unsure(mod
     assert float(doubt_scale(v_unsure, 0.0)) == 1.0
 
     L = canvas([(64, 96), (40, 80)])
-    plain = BaselineRuntime(model, CPU).run(L)
+    sharp = random_model()
+    with torch.no_grad():  # a sharper head: sure in some places, unsure in others, as a trained model is
+        sharp.head.weight.mul_(8.0)
+    plain = BaselineRuntime(sharp, CPU).run(L)
     pulled = random_model()
-    pulled.config = ModelConfig.from_dict({**pulled.config.to_dict(), "doubt_pull": 4.0})
+    with torch.no_grad():
+        pulled.head.weight.mul_(8.0)
+    pulled.config = ModelConfig.from_dict({**pulled.config.to_dict(), "doubt_pull": 4.0, "chroma_gain": 1.2})
     base, opt = BaselineRuntime(pulled, CPU).run(L), OptimizedRuntime(pulled, CPU, "fp32").run(L)
     assert np.abs(base - opt).max() <= FP32_TOL  # both runtimes pull alike
-    shrink = np.hypot(*base.transpose(1, 0, 2, 3)) / np.maximum(np.hypot(*plain.transpose(1, 0, 2, 3)), 1e-3)
-    assert shrink.max() <= 1.0 + 1e-4 and shrink.min() < 0.95  # never more colour, somewhere less
+    shrink = np.hypot(*base.transpose(1, 0, 2, 3)) / np.maximum(np.hypot(*plain.transpose(1, 0, 2, 3)), 1e-3) / 1.2
+    assert shrink.max() <= 1.0 + 1e-4 and shrink.min() < 0.9  # never more colour (gain aside), somewhere less
+    assert np.percentile(shrink, 90) - np.percentile(shrink, 10) > 0.05  # more in some places than in others
 
 
 def test_a_lite2_encoder_runs_alike_in_both_runtimes():

@@ -383,7 +383,9 @@ class BatchPipeline:
             other = self.compare.infer(pack(items), pack_hints(items, hints))
             c_s = time.perf_counter() - t
             per_photo = []
-            for item, ab, theirs in zip(items, ours, other, strict=True):
+            for k, (item, ab, theirs) in enumerate(zip(items, ours, other, strict=True)):
+                # Ours has its hints' corrections spread (infer_photos): so must theirs, or the spread is measured.
+                theirs = self.compare.spread(theirs, item, hints[k] if hints is not None else ())
                 h, w = ((n + 1) // 2 for n in item.small.shape)  # the photo's own part of the half-size canvas
                 d = np.abs(theirs[:, :h, :w] - ab[:, :h, :w])
                 per_photo.append((float(np.percentile(d, 99.9)), float(d.max())))

@@ -355,6 +355,8 @@ def save_examples(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]], re
     if people and not picks & set(people):
         picks.add(people[len(people) // 2])  # the median one of them, not the best
     picks |= {i for i, (name, _) in enumerate(photos) if name in set(names)}
+    for name in sorted(set(names) - {name for name, _ in photos}):
+        print(f"--example-names: {name} is not among the photos evaluated; left out")
     for i in sorted(picks):
         name, rgb = photos[i]
         columns = [to_uint8(grey_rgb(rgb_to_lab(rgb)[..., 0])), colorizer.colorize(rgb)]

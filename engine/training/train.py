@@ -29,7 +29,15 @@ import torch.nn.functional as F
 from .. import color
 from ..atomic import atomic_write, write_text
 from ..devices import cpu_has_fast_bf16
-from ..model import CVUNet, ModelConfig, ab_variance, init_encoder_from_imagenet, with_hint_channels, with_hint_decoder
+from ..model import (
+    CVUNet,
+    ModelConfig,
+    ab_variance,
+    doubt_scale,
+    init_encoder_from_imagenet,
+    with_hint_channels,
+    with_hint_decoder,
+)
 from ..progress import ProgressBar
 from ..weights import load_imagenet, load_model, save_weights, weights_meta
 from .dataset import PhotoSet, fixed_batch, load_photos, make_batch, make_hints
@@ -103,8 +111,9 @@ def losses(model: CVUNet, L: torch.Tensor, ab: torch.Tensor, class_w: torch.Tens
 @torch.inference_mode()
 def predict_moments(model: CVUNet, L: np.ndarray, temperature: float | None = None,
                     batch: int = 8) -> tuple[np.ndarray, np.ndarray]:
-    """(ab, ab variance) of N x 1 x S x S L crops, upsampled to full size (N,S,S,2 and N,S,S,1):
-    the read-out before the doubt pull and the chroma gain, and what the pull reads.
+    """(ab, ab variance) of N x 1 x S x S L crops: ab upsampled to full size (N,S,S,2), the variance at the
+    logits' quarter size (N,1,S/4,S/4), as the runtimes read it: the read-out before the doubt pull and the
+    chroma gain, and what the pull reads.
     """
     t = model.config.temperature if temperature is None else temperature
     abs_, variances = [], []
@@ -113,7 +122,7 @@ def predict_moments(model: CVUNet, L: np.ndarray, temperature: float | None = No
         logits, ab = model.forward_train(x, t)
         variance = ab_variance(logits, model.bins, t)
         abs_.append(_full_size(ab, x.shape[-2:]))
-        variances.append(_full_size(variance, x.shape[-2:]))
+        variances.append(variance.float().numpy())
     return np.concatenate(abs_), np.concatenate(variances)
 
 
@@ -122,8 +131,11 @@ def _full_size(y: torch.Tensor, size: torch.Size) -> np.ndarray:
 
 
 def pulled(ab: np.ndarray, variance: np.ndarray, pull: float) -> np.ndarray:
-    """Ab with the doubt pull applied (model.doubt_scale, in numpy)."""
-    return ab if not pull else ab / (1.0 + (pull / color.AB_RANGE**2) * variance)
+    """The ab with the doubt pull applied: ``doubt_scale`` at the variance's size, upsampled, as the runtimes do."""
+    if not pull:
+        return ab
+    scale = doubt_scale(torch.from_numpy(variance), pull)
+    return ab * _full_size(scale, torch.Size(ab.shape[1:3]))
 
 
 def predict_ab(model: CVUNet, L: np.ndarray, temperature: float | None = None, batch: int = 8) -> np.ndarray:
@@ -544,7 +556,8 @@ def train(s: TrainSettings) -> dict[str, Any]:
                       if k not in ("temperature", "chroma_gain", "doubt_pull")}}
     else:
         picked, readout_rows = choose_readout_on_training_photos(model, tune_L, tune_ab)
-        temperature, gain, pull = picked["temperature"], picked["chroma_gain"], 0.0  # no pull chosen on them
+        # No pull is chosen on training photos: the model's own is kept (the gain was measured with it).
+        temperature, gain, pull = picked["temperature"], picked["chroma_gain"], model.config.doubt_pull
         readout = {"chosen_on": "training photos", **picked}
     model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": temperature,
                                           "chroma_gain": gain, "doubt_pull": pull})
