@@ -108,6 +108,17 @@ HINT_FEATURES = 6  # local a, b, present; spread a, b, present
 HINT_SPREAD = 0.25  # the spread features' box, as a share of the shorter side at each stage
 
 
+def box_mean(x: torch.Tensor, k: int) -> torch.Tensor:
+    """The mean over a k x k box around each pixel (in-image pixels only), as two 1-D passes.
+
+    The same as one k x k ``avg_pool2d`` with ``count_include_pad=False`` (the in-image count of a box is
+    the product of its row and column counts), at 2k instead of k² operations a pixel: a 65 px box at a
+    256 px stage took 190 ms in one pass.
+    """
+    x = F.avg_pool2d(x, (k, 1), 1, (k // 2, 0), count_include_pad=False)
+    return F.avg_pool2d(x, (1, k), 1, (0, k // 2), count_include_pad=False)
+
+
 def hint_features(hints: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
     """The hint map (N x 3 x H x W) as a decoder stage at ``size`` reads it (N x 6 x h x w, float32).
 
@@ -128,8 +139,7 @@ def hint_features(hints: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
         else:
             ab, mask = F.avg_pool2d(ab, (H // h, W // w)), F.avg_pool2d(mask, (H // h, W // w))
     k = max(3, round(min(h, w) * HINT_SPREAD)) | 1
-    wide_ab = F.avg_pool2d(ab, k, 1, k // 2, count_include_pad=False)
-    wide_mask = F.avg_pool2d(mask, k, 1, k // 2, count_include_pad=False)
+    wide_ab, wide_mask = box_mean(ab, k), box_mean(mask, k)
     return torch.cat([ab / mask.clamp_min(1e-6), (mask > 0).float(),
                       wide_ab / wide_mask.clamp_min(1e-6), (wide_mask > 0).float()], dim=1)
 
@@ -329,6 +339,9 @@ class CVUNet(nn.Module):
         """The decoder's hint input at ``size``, from the encoder input's hint map (None: no hint decoder)."""
         if not self.config.hint_decoder:
             return None
+        if not bool(x[:, 3].any()):  # no hint anywhere (the mask is empty): the features are all zero
+            return torch.zeros((x.shape[0], HINT_FEATURES, int(size[0]), int(size[1])), dtype=torch.float32,
+                               device=x.device)
         return hint_features(x[:, 1:], (int(size[0]), int(size[1])))
 
     def forward_train(self, L: torch.Tensor, temperature: float | None = None,
