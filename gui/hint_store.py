@@ -28,7 +28,7 @@ from engine.hints import (
 from engine.messages import counted
 from engine.options import Job
 
-NO_HINTS_TEXT = "These weights take no colour hints; model v2 will."
+NO_HINTS_TEXT = "These weights take no colour hints; the shipped model does."
 SETTINGS_KEY = "hints/photos"
 SAVE_DELAY_MS = 500  # a drag or a run of Undos is one write
 Hints = tuple[Hint, ...]
