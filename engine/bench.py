@@ -122,12 +122,12 @@ def bench_inputs(size: int, batch: int) -> np.ndarray:
 
 def _load_model(weights: Path | None, encoder: str | None = None):
     from .model import CVUNet, ModelConfig
-    from .weights import DEFAULT_WEIGHTS, load_model
+    from .weights import DEFAULT_WEIGHTS, load_model, read_weights
 
     path = weights or DEFAULT_WEIGHTS
     if encoder is not None:  # an encoder comparison: the time does not depend on the weights' values
         torch.manual_seed(0)
-        bins = load_model(path).config.num_bins if Path(path).exists() else 98
+        bins = int(read_weights(Path(path))["config"]["num_bins"]) if Path(path).exists() else 98  # no model built
         return CVUNet(ModelConfig(num_bins=bins, encoder=encoder)).eval()
     if Path(path).exists():
         return load_model(path)

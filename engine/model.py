@@ -328,32 +328,37 @@ class CVUNet(nn.Module):
 
     def logits(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(ab-bin logits at 1/4 size, the stride-2 skip feature the refinement reads)."""
+        logits, f1, _ = self._network(L, hints)
+        return logits, f1
+
+    def _network(self, L: torch.Tensor,
+                 hints: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """(logits, the stride-2 skip, the hint map the decoder reads: None without a hint decoder or hints)."""
         x = self.encoder_input(L, hints)
         f1, f2, f3, f4, f5 = self.encoder.features(x)
+        # Looked at once: an empty mask (no hint anywhere) gives all-zero features at every stage.
+        hint_map = x[:, 1:] if self.config.hint_decoder and bool(x[:, 3].any()) else None
         y = self.bottleneck(f5)
         for stage, skip in zip(self.decoder_stages(), (f4, f3, f2), strict=True):
-            y = stage(y, skip, self._hint_features(x, skip.shape[-2:]))
-        return self.head(y), f1
+            y = stage(y, skip, self._hint_features(hint_map, skip))
+        return self.head(y), f1, hint_map
 
-    def _hint_features(self, x: torch.Tensor, size: torch.Size) -> torch.Tensor | None:
-        """The decoder's hint input at ``size``, from the encoder input's hint map (None: no hint decoder)."""
+    def _hint_features(self, hint_map: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor | None:
+        """The hint input of a stage whose other input is ``like`` (None: the model has no hint decoder)."""
         if not self.config.hint_decoder:
             return None
-        if not bool(x[:, 3].any()):  # no hint anywhere (the mask is empty): the features are all zero
-            return torch.zeros((x.shape[0], HINT_FEATURES, int(size[0]), int(size[1])), dtype=torch.float32,
-                               device=x.device)
-        return hint_features(x[:, 1:], (int(size[0]), int(size[1])))
+        size = (int(like.shape[2]), int(like.shape[3]))
+        if hint_map is None:
+            return torch.zeros((like.shape[0], HINT_FEATURES, *size), dtype=torch.float32, device=like.device)
+        return hint_features(hint_map, size)
 
     def forward_train(self, L: torch.Tensor, temperature: float | None = None,
                       hints: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Returns (logits at 1/4 size, ab at 1/2 size)."""
-        logits, f1 = self.logits(L, hints)
+        logits, f1, hint_map = self._network(L, hints)
         t = self.config.temperature if temperature is None else temperature
         ab = annealed_mean(logits.float(), self.bins, t)
-        hint = None
-        if self.config.hint_decoder:
-            hint = self._hint_features(self.encoder_input(L, hints), f1.shape[-2:])
-        return logits, self.refine(ab, f1.to(ab.dtype), hint)
+        return logits, self.refine(ab, f1.to(ab.dtype), self._hint_features(hint_map, f1))
 
     def forward(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> torch.Tensor:
         logits, ab = self.forward_train(L, hints=hints)

@@ -142,6 +142,19 @@ def slow_backend(_gentle_torch: None) -> Any:
 
 
 @pytest.fixture
+def before_after(qtbot: Any) -> Any:
+    """A shown, exposed 900 x 500 BeforeAfterView with no photo yet."""
+    from gui.preview import BeforeAfterView
+
+    view = BeforeAfterView()
+    view.resize(900, 500)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
+@pytest.fixture
 def make_window(qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
     """make(backend, size=64, batch_size=2, **choice) -> a shown MainWindow exporting to tmp_path/out."""
     from PySide6.QtCore import QSettings

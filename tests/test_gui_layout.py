@@ -20,7 +20,6 @@ from gui.charts import UtilizationPlot, memory_range
 from gui.docks import PANELS
 from gui.help_dialogs import MAX_HEIGHT, MAX_WIDTH
 from gui.main_window import MainWindow
-from gui.preview import BeforeAfterView
 from gui.queue_model import COL_FILE, COL_MESSAGE
 
 
@@ -219,12 +218,8 @@ def test_the_window_is_highlighted_while_files_are_dragged_over_it(make_window, 
 
 # -- the wipe when zoomed ---------------------------------------------------------------------------------------
 
-def test_the_wipe_line_follows_its_slider_when_zoomed_and_panned(qtbot):
-    view = BeforeAfterView()
-    view.resize(900, 500)
-    qtbot.addWidget(view)
-    view.show()
-    qtbot.waitExposed(view)
+def test_the_wipe_line_follows_its_slider_when_zoomed_and_panned(before_after):
+    view = before_after
     L = np.tile(np.linspace(20, 90, 400, dtype=np.float32), (300, 1))
     view.show_photo(L, np.zeros((300, 400, 2), np.float32))
     view.set_mode("wipe")

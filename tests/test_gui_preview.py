@@ -8,7 +8,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QPainter, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from gui.preview import BeforeAfterView, PreviewCache
+from gui.preview import PreviewCache
 
 
 def _photo(h: int = 300, w: int = 400) -> tuple[np.ndarray, np.ndarray]:
@@ -28,14 +28,9 @@ def _chroma(img: QImage) -> float:
 
 
 @pytest.fixture
-def view(qtbot):
-    v = BeforeAfterView()
-    v.resize(900, 500)
-    qtbot.addWidget(v)
-    v.show()
-    qtbot.waitExposed(v)
-    v.show_photo(*_photo(), caption="test.png")
-    return v
+def view(before_after):
+    before_after.show_photo(*_photo(), caption="test.png")
+    return before_after
 
 
 def test_colour_strength_rescales_the_cached_colour(view):
