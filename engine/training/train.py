@@ -401,8 +401,9 @@ def training_mix(s: TrainSettings, train_set: PhotoSet) -> tuple[PhotoSet, np.nd
     """The photos batches are drawn from, their sampling probabilities (None: uniform) and what the card says.
 
     With ``balance_groups``, photos are drawn by MANIFEST group (see groups.balanced_weights); with
-    ``extra_data``, that folder's photos (all of them: it has no validation side) are added at
-    ``extra_share`` of the samples. The bins and the class prior stay those of the main photos.
+    ``extra_data``, that folder's training side is added at ``extra_share`` of the samples. Its validation
+    and tuning sides (the same split by name) stay out, so `evaluate --split validation` can measure what
+    the extra photos taught. The bins and the class prior stay those of the main photos.
     """
     keys = group_keys(train_set.names, s.data)
     n = len(train_set.images)
@@ -414,9 +415,9 @@ def training_mix(s: TrainSettings, train_set: PhotoSet) -> tuple[PhotoSet, np.nd
         return train_set, (w if s.balance_groups else None), info
     if not 0.0 < s.extra_share < 1.0:
         raise ValueError(f"extra share {s.extra_share}: must be between 0 and 1")
-    extra = load_photos(s.extra_data, None)
+    extra = load_photos(s.extra_data, "train", tune_fraction=s.tune_fraction)
     if not extra.images:
-        raise ValueError(f"no usable colour photos in {s.extra_data}")
+        raise ValueError(f"no usable colour photos on the training side of {s.extra_data}")
     mix = PhotoSet(train_set.names + [f"extra:{name}" for name in extra.names], train_set.images + extra.images)
     weights = np.concatenate([w * (1.0 - s.extra_share), np.full(len(extra.images), s.extra_share / len(extra.images))])
     info.update({"extra_folder": str(s.extra_data), "extra_photos": len(extra.images), "extra_share": s.extra_share})
