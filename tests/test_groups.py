@@ -142,3 +142,7 @@ def test_training_mix_caps_the_food_and_adds_the_extra_folders_training_side_at_
     assert w is not None and w.sum() == pytest.approx(1.0)
     assert w[:30].sum() == pytest.approx(0.15 * 0.9) and w[40:].sum() == pytest.approx(0.1)
     assert info["extra_photos"] == 5 and info["group_shares"]["ifct"] == pytest.approx(0.15)
+
+    assert split_of("c2.png", tune_fraction=0.1) == "tuning"  # held out too when training holds out tuning photos
+    mix, _, info = training_mix(TrainSettings(**base, extra_data=extra, tune_fraction=0.1), train_set)
+    assert info["extra_photos"] == 4 and "extra:c2.png" not in mix.names and "extra:c5.png" not in mix.names

@@ -402,8 +402,9 @@ def training_mix(s: TrainSettings, train_set: PhotoSet) -> tuple[PhotoSet, np.nd
 
     With ``balance_groups``, photos are drawn by MANIFEST group (see groups.balanced_weights); with
     ``extra_data``, that folder's training side is added at ``extra_share`` of the samples. Its validation
-    and tuning sides (the same split by name) stay out, so `evaluate --split validation` can measure what
-    the extra photos taught. The bins and the class prior stay those of the main photos.
+    side (the same split by name), and with ``tune_fraction`` its tuning side, stay out, so that
+    `evaluate --split validation` can measure what the extra photos taught. The bins and the class prior
+    stay those of the main photos.
     """
     keys = group_keys(train_set.names, s.data)
     n = len(train_set.images)
