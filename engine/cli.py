@@ -345,9 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--balance-groups", action="store_true",
                    help="draw photos by MANIFEST group (sqrt of size; the one-source ifct food set at most 15%%)")
     t.add_argument("--extra", type=Path, metavar="DIR",
-                   help="more training photos (e.g. the cut-outs; their validation side, and with --tune-fraction "
-                        "their tuning side, stay out), "
-                        "drawn at their own share")
+                   help="more training photos (e.g. the cut-outs), drawn at their own share; their validation "
+                        "side, and with --tune-fraction their tuning side, stay out")
     t.add_argument("--extra-share", type=float, default=0.1, metavar="F", help="the --extra photos' share of samples")
     t.add_argument("--hint-channels", type=int, choices=(0, 3), default=0,
                    help="3: a model that also reads colour hints (drawn from each crop's colours in training)")
