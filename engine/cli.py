@@ -238,6 +238,22 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _readout(args: argparse.Namespace) -> int:
+    from .training.readout import ReadoutSettings, choose_readout_elsewhere
+
+    if not args.weights.is_file():
+        raise UsageError(f"{args.weights}: no such weights file")
+    if not args.photos.is_dir():
+        raise UsageError(f"{args.photos} is not a folder")
+    card = choose_readout_elsewhere(ReadoutSettings(weights=args.weights, photos=args.photos, out=args.out,
+                                                    min_gain_db=args.min_gain))
+    r = card["readout"]
+    print(f"read-out on {r['photos']} photos: temperature {r['temperature']}, doubt pull {r['doubt_pull']}, "
+          f"chroma gain {r['chroma_gain']} ({r['gain_db']:+.2f} dB over grey, colourfulness "
+          f"{r['colourfulness_ratio']:.2f}{'' if r['met'] else '; no read-out reaches --min-gain'}) -> {args.out}")
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     from .bench import BenchSettings, run_bench
 
@@ -363,6 +379,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bf16: the forward under CPU bf16 autocast (only where the CPU has native bf16)")
     t.add_argument("--bf16", action="store_true", help="same as --autocast bf16")
     t.set_defaults(func=_train)
+
+    r = sub.add_parser("readout", parents=[common],
+                       help="choose trained weights' read-out again, on photos from sources the training never saw")
+    r.add_argument("weights", type=Path)
+    r.add_argument("photos", type=Path, help="a folder of colour photos")
+    r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--min-gain", type=float, default=0.0, metavar="DB",
+                   help="the most colourful read-out at least this much better than grey on them (default 0)")
+    r.set_defaults(func=_readout)
 
     e = sub.add_parser("evaluate", help="quality report on a folder of colour photos", parents=[common])
     e.add_argument("folder", type=Path)

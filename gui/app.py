@@ -35,7 +35,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="main.py",
         description="Colorizer: bring grayscale photos to colour. Without a subcommand the window opens "
-                    "(subcommands: colorize, bench, train, evaluate).")
+                    "(subcommands: colorize, bench, train, readout, evaluate).")
     p.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="photos or folders to queue")
     p.add_argument("--output", type=Path, metavar="DIR",
                    help="the export folder for this run (the saved export folder is left as it is)")

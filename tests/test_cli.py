@@ -9,7 +9,7 @@ import sys
 import cv2
 import pytest
 import torch
-from helpers import ROOT, random_model, write_grey
+from helpers import ROOT, colour_photo, random_model, write_grey
 
 from engine import cli as engine_cli
 from engine.weights import save_weights
@@ -164,3 +164,13 @@ def test_a_log_level_that_is_not_one_is_named_and_ignored(tmp_path, monkeypatch,
     err = capsys.readouterr().err
     assert "COLORIZER_LOG_LEVEL=LOUD is not one of DEBUG, INFO, WARNING, ERROR" in err
     assert "info detail" not in err and "debug detail" not in err
+
+
+def test_readout_runs_from_main_py_and_writes_weights_with_the_chosen_read_out(tmp_path, weights):
+    (tmp_path / "photos").mkdir()
+    for i in range(3):
+        cv2.imwrite(str(tmp_path / "photos" / f"p{i}.png"), cv2.cvtColor(colour_photo(60, 80, i), cv2.COLOR_RGB2BGR))
+    p = cli("readout", weights, tmp_path / "photos", "--out", tmp_path / "again.pt", "--min-gain", "-50")
+    assert p.returncode == 0, p.stderr
+    assert "read-out on 3 photos" in p.stdout and (tmp_path / "again.pt").is_file()
+    assert cli("readout", weights, tmp_path / "nowhere", "--out", tmp_path / "x.pt").returncode == 2

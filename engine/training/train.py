@@ -210,22 +210,28 @@ def choose_spread(model: CVUNet, L: np.ndarray, ab: np.ndarray,
                   seed: int = 0) -> tuple[dict[str, float], list[dict[str, float]]]:
     """The hint spread (``hints.HintSpread``) with the best PSNR on the tuning crops, each given
     SPREAD_HINTS simulated hints (as ``evaluate --hints`` draws them): (the best, every row tried).
+    """
+    truths = [color.join_lab(L[i, 0], ab[i].transpose(1, 2, 0)) for i in range(len(L))]
+    return choose_spread_on_photos(model, [color.to_uint8(t) for t in truths], L.shape[-1], seed, truths)
 
-    The network runs once per crop; the spreads are tried on its output (they only post-process it).
+
+def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, seed: int = 0,
+                            truths: list[np.ndarray] | None = None) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """choose_spread on whole photos of any size (uint8 RGB), each at the working ``size``; ``truths``
+    (float RGB 0..1) when the photos are rounded copies of them.
+
+    The network runs once per photo; the spreads are tried on its output (they only post-process it).
     """
     from ..colorizer import Colorizer, pack, pack_hints, prepare, spread_on_half, unpack
     from ..hints import HintSpread, simulate_hints
     from ..options import ColorizeSettings
 
-    size = L.shape[-1]
-    colorizer = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=size, batch_size=8),
+    colorizer = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=size, batch_size=1),
                                  model=model)
-    truths = [color.join_lab(L[i, 0], ab[i].transpose(1, 2, 0)) for i in range(len(L))]
-    photos = [color.to_uint8(t) for t in truths]
+    truths = truths if truths is not None else [p.astype(np.float32) / 255.0 for p in photos]
     items = [prepare(p, size) for p in photos]
     hints = [simulate_hints(p, SPREAD_HINTS, seed + i) for i, p in enumerate(photos)]
-    raw = np.concatenate([colorizer.infer(pack(items[i : i + 8]), pack_hints(items[i : i + 8], hints[i : i + 8]))
-                          for i in range(0, len(items), 8)])
+    raw = [colorizer.infer(pack([item]), pack_hints([item], [h]))[0] for item, h in zip(items, hints, strict=True)]
     rows = []
     for reach, lightness, floor in SPREADS:
         spread = HintSpread(reach, lightness, floor)
@@ -615,6 +621,10 @@ def _readout_note(readout: dict[str, Any]) -> str:
                 "originals' colourfulness.")
     if readout.get("chosen_on") == "training photos":
         return ", chosen on training photos (the gain makes them as colourful as the originals)."
+    if readout.get("chosen_on") == "photos from other sources":
+        return (f", chosen again (`readout`) on {readout.get('photos')} photos from sources the training never saw "
+                f"(`{readout.get('folder')}`): the most colourful read-out at least {readout.get('min_gain_db', 0)} "
+                "dB better than grey there.")
     return "."
 
 

