@@ -124,14 +124,15 @@ def pack_hints(items: list[Prepared], hints: Sequence[Sequence[Hint]] | None) ->
 
 def spread_on_half(ab_half: np.ndarray, item: Prepared, hints: Sequence[Hint], spread: HintSpread) -> np.ndarray:
     """The network's half-size ab for one photo (2 x H/2 x W/2 of the canvas) with the hints' corrections
-    spread over the photo's part of it (``hints.spread_hints``); as it is without hints or spread.
+    spread over the photo's part of it (``hints.spread_hints``), after the spread's ``gain`` on the network's
+    colour; as it is without hints, or with neither spread nor gain.
     """
-    if not hints or spread.reach <= 0:
+    if not hints or (spread.reach <= 0 and spread.gain == 1.0):
         return ab_half
     h, w = item.small.shape
     h2, w2 = (h + 1) // 2, (w + 1) // 2
     L_half = cv2.resize(item.small, (w2, h2), interpolation=cv2.INTER_AREA).reshape(h2, w2)
-    crop = np.ascontiguousarray(ab_half[:, :h2, :w2].transpose(1, 2, 0))
+    crop = np.ascontiguousarray(ab_half[:, :h2, :w2].transpose(1, 2, 0)) * np.float32(spread.gain)
     out = ab_half.copy()
     out[:, :h2, :w2] = spread_hints(L_half, crop, hints, spread).transpose(2, 0, 1)
     return out

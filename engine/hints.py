@@ -120,11 +120,15 @@ class HintSpread:
     lightness: the lightness scale (L units): pixels much lighter or darker than the hinted one are
         likely another surface and get less of its correction.
     floor: the weight of the network's own colour; far from every hint the colour stays the network's.
+    gain: a chroma gain on the network's colour of a photo that has hints, before their corrections. The
+        automatic read-out is muted for photos of unknown kinds (``readout``); hints say what the colours
+        are and that the user wants them, so a hinted photo may keep more of the network's colour.
     """
 
     reach: float = 0.0
     lightness: float = 10.0
     floor: float = 0.05
+    gain: float = 1.0
 
 
 def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread) -> np.ndarray:

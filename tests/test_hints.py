@@ -275,6 +275,23 @@ def test_every_hinted_path_of_the_colorizer_applies_the_models_spread_and_hint_f
     assert np.allclose(plain.ab, c.infer(pack([item]))[0], atol=1e-5)  # no hints: the network's own output
 
 
+def test_a_hint_gain_scales_only_a_hinted_photos_own_colour_and_the_hints_still_win_at_their_points():
+    item = prepare(colour_photo(48, 64, 3), 64)
+    rng = np.random.default_rng(0)
+    raw = rng.normal(0, 15, (2, 32, 32)).astype(np.float32)
+    hint = Hint(0.3, 0.4, (200, 40, 40))
+    assert spread_on_half(raw, item, [], HintSpread(reach=0.3, gain=1.4)) is raw  # no hints: untouched
+    gained = spread_on_half(raw, item, [hint], HintSpread(reach=0.0, gain=1.4))
+    assert np.allclose(gained[:, :24], raw[:, :24] * 1.4, atol=1e-5)  # no spread: the gain alone, on the photo
+    assert np.array_equal(gained[:, 24:], raw[:, 24:])  # the canvas padding below it is not the photo
+    plain = spread_on_half(raw, item, [hint], HintSpread(reach=0.2, gain=1.0))
+    both = spread_on_half(raw, item, [hint], HintSpread(reach=0.2, gain=1.4))
+    r, c = hint.pixel(24, 32)
+    assert np.abs(both[:, r, c] - plain[:, r, c]).max() < 0.2 * np.abs(plain[:, r, c]).max()  # the hint decides
+    far = np.abs(both[:, 16:24, 26:]).mean() / np.abs(plain[:, 16:24, 26:]).mean()
+    assert 1.25 < far < 1.45  # far from the hint: about the network's colour times the gain
+
+
 def test_compare_mode_with_hints_measures_the_engines_not_the_spread(tmp_path):
     from engine.batch.inputs import collect_inputs
     from engine.batch.pipeline import BatchPipeline

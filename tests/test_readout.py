@@ -5,7 +5,14 @@ import pytest
 import torch
 from helpers import colour_photo, random_model
 
-from engine.training.readout import GAINS, PULLS, ReadoutSettings, choose_readout_elsewhere, most_colourful_not_below
+from engine.training.readout import (
+    GAINS,
+    HINT_GAINS,
+    PULLS,
+    ReadoutSettings,
+    choose_readout_elsewhere,
+    most_colourful_not_below,
+)
 from engine.weights import load_model, read_weights, save_weights
 
 
@@ -50,3 +57,21 @@ def test_readout_changes_only_the_read_out_and_records_where_it_was_chosen(other
     assert (c.temperature, c.doubt_pull, c.chroma_gain) == (r["temperature"], r["doubt_pull"], r["chroma_gain"])
     before, after = read_weights(tmp_path / "w.pt")["state"], read_weights(tmp_path / "again.pt")["state"]
     assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
+
+
+def test_on_a_hinted_model_the_hint_gain_is_chosen_for_the_hinted_colour_target(other_photos, tmp_path):
+    from engine.model import with_hint_channels, with_hint_decoder
+
+    save_weights(with_hint_decoder(with_hint_channels(random_model(seed=6))), tmp_path / "h.pt")
+    card = choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "h.pt", photos=other_photos,
+                                                    out=tmp_path / "again.pt", size=64, hint_colour_target=0.3))
+    spread = card["readout"]["hint_spread"]
+    rows = spread["search"]
+    assert {r["gain"] for r in rows} == set(HINT_GAINS)
+    vivid = [r for r in rows if r["colourfulness_ratio"] >= 0.3]
+    if vivid:
+        assert spread["psnr"] == max(r["psnr"] for r in vivid)
+    else:
+        assert spread["colourfulness_ratio"] == max(r["colourfulness_ratio"] for r in rows)
+    c = load_model(tmp_path / "again.pt").config
+    assert (c.hint_spread, c.hint_gain) == (spread["reach"], spread["gain"])

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 TEMPERATURES = (0.45, 0.7, 1.0, 1.4)
 PULLS = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 GAINS = tuple(round(0.5 + 0.1 * i, 1) for i in range(8))  # 0.5 .. 1.2: below 1 mutes every colour alike
+HINT_GAINS = (1.0, 1.1, 1.2, 1.3, 1.4, 1.5)  # on a hinted photo's own colour, before the hints' corrections
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class ReadoutSettings:
     out: Path
     min_gain_db: float = 0.0  # the chosen read-out is at least this much better than grey on them
     size: int = 512  # the working size (ColorizeSettings.size): whole photos, as the app colours them
+    hint_colour_target: float = 0.85  # with 10 hints, keep this share of the colour (the colour-hints bar)
 
 
 def most_colourful_not_below(rows: list[dict[str, float]], min_gain_db: float) -> dict[str, float]:
@@ -113,14 +115,17 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
         **{k: round(v, 3) for k, v in chosen.items()},
     }
     if model.config.hint_channels:
-        spread, spread_rows = choose_spread_on_photos(model, photos.images, s.size)
+        spread, spread_rows = choose_spread_on_photos(model, photos.images, s.size, gains=HINT_GAINS,
+                                                      colour_target=s.hint_colour_target)
         model.config = ModelConfig.from_dict({**model.config.to_dict(), "hint_spread": spread["reach"],
                                               "hint_spread_lightness": spread["lightness"],
-                                              "hint_spread_floor": spread["floor"]})
+                                              "hint_spread_floor": spread["floor"], "hint_gain": spread["gain"]})
         readout["hint_spread"] = {**spread, "search": spread_rows}
     card = json.loads(weights_meta(s.weights).get("card", "{}") or "{}")
+    before = card.pop("validation_256px_centre_crops", None)  # measured with the old read-out
     card.update({
         "model": model.config.to_dict(),
+        "validation_256px_centre_crops_before": before,
         "readout_before": card.get("readout"),
         "readout": readout,
         "readout_search": [{k: round(v, 3) for k, v in r.items()} for r in rows],

@@ -216,11 +216,15 @@ def choose_spread(model: CVUNet, L: np.ndarray, ab: np.ndarray,
 
 
 def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, seed: int = 0,
-                            truths: list[np.ndarray] | None = None) -> tuple[dict[str, float], list[dict[str, float]]]:
+                            truths: list[np.ndarray] | None = None, gains: tuple[float, ...] = (1.0,),
+                            colour_target: float | None = None) -> tuple[dict[str, float], list[dict[str, float]]]:
     """choose_spread on whole photos of any size (uint8 RGB), each at the working ``size``; ``truths``
     (float RGB 0..1) when the photos are rounded copies of them.
 
-    The network runs once per photo; the spreads are tried on its output (they only post-process it).
+    ``gains``: hinted-photo chroma gains (``HintSpread.gain``) tried with every spread. With a
+    ``colour_target``, the best PSNR among the rows keeping that share of the originals' colourfulness
+    (none does: the most colourful); without, the best PSNR. The network runs once per photo; the
+    spreads are tried on its output (they only post-process it).
     """
     from ..colorizer import Colorizer, pack, pack_hints, prepare, spread_on_half, unpack
     from ..hints import HintSpread, simulate_hints
@@ -229,18 +233,26 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
     colorizer = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=size, batch_size=1),
                                  model=model)
     truths = truths if truths is not None else [p.astype(np.float32) / 255.0 for p in photos]
+    original = float(np.mean([color.colourfulness(color.to_uint8(t)) for t in truths]))
     items = [prepare(p, size) for p in photos]
     hints = [simulate_hints(p, SPREAD_HINTS, seed + i) for i, p in enumerate(photos)]
     raw = [colorizer.infer(pack([item]), pack_hints([item], [h]))[0] for item, h in zip(items, hints, strict=True)]
     rows = []
-    for reach, lightness, floor in SPREADS:
-        spread = HintSpread(reach, lightness, floor)
-        scores = [color.psnr(color.join_lab(item.L, unpack(spread_on_half(raw[i], item, hints[i], spread), item)),
-                             truths[i]) for i, item in enumerate(items)]
-        rows.append({"reach": reach, "lightness": lightness, "floor": floor, "psnr": float(np.mean(scores))})
-    best = max(rows, key=lambda r: r["psnr"])
+    for gain in gains:
+        for reach, lightness, floor in SPREADS:
+            spread = HintSpread(reach, lightness, floor, gain)
+            outs = [color.join_lab(item.L, unpack(spread_on_half(raw[i], item, hints[i], spread), item))
+                    for i, item in enumerate(items)]
+            rows.append({"reach": reach, "lightness": lightness, "floor": floor, "gain": gain,
+                         "psnr": float(np.mean([color.psnr(o, t) for o, t in zip(outs, truths, strict=True)])),
+                         "colourfulness_ratio": float(np.mean([color.colourfulness(color.to_uint8(o)) for o in outs]))
+                         / max(original, 1e-6)})
+    vivid = rows if colour_target is None else [r for r in rows if r["colourfulness_ratio"] >= colour_target]
+    best = (max(vivid, key=lambda r: r["psnr"]) if vivid
+            else max(rows, key=lambda r: r["colourfulness_ratio"]))
     none = rows[0]["psnr"]
-    return {**best, "hints": SPREAD_HINTS, "gain_over_no_spread_db": round(best["psnr"] - none, 3)}, rows
+    target = {} if colour_target is None else {"colour_target": colour_target, "vivid": float(bool(vivid))}
+    return {**best, "hints": SPREAD_HINTS, "gain_over_no_spread_db": round(best["psnr"] - none, 3), **target}, rows
 
 
 def tuning_score(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: float) -> tuple[float, float]:
@@ -646,9 +658,12 @@ def _hint_lines(card: dict[str, Any]) -> list[str]:
              f"time, otherwise a geometric number of points (mean {1 / hints.get('geometric_p', 0.125):.0f})."]
     if m.get("hint_spread"):
         spread = (card.get("readout") or {}).get("hint_spread") or {}
+        where = ("the same photos" if (card.get("readout") or {}).get("chosen_on") == "photos from other sources"
+                 else "the tuning photos")
+        gain = f", chroma gain {m['hint_gain']} on a hinted photo" if m.get("hint_gain", 1.0) != 1.0 else ""
         lines.append(f"- Hint spread: reach {m['hint_spread']} of the shorter side, lightness "
-                     f"{m.get('hint_spread_lightness')}, floor {m.get('hint_spread_floor')}, chosen on the tuning "
-                     f"photos with {spread.get('hints', 10)} simulated hints each "
+                     f"{m.get('hint_spread_lightness')}, floor {m.get('hint_spread_floor')}{gain}, chosen on {where} "
+                     f"with {spread.get('hints', 10)} simulated hints each "
                      f"({spread.get('gain_over_no_spread_db', 0):+.2f} dB there over no spread).")
     return lines
 
@@ -668,10 +683,12 @@ def _sampling_lines(sampling: dict[str, Any]) -> list[str]:
 def write_model_card(card: dict[str, Any], weights: Path) -> None:
     write_text(weights.with_suffix(".json"), json.dumps(card, indent=2))
     v = card.get("validation_256px_centre_crops", {})
+    elsewhere = (card.get("readout") or {}).get("chosen_on") == "photos from other sources"
+    tuned = "snapshot was" if elsewhere else "read-out is"
     lines = [
         f"# {card['name']}", "",
         f"- Trained on {card['data']['train_photos']} colour photos from `{card['data']['folder']}`; "
-        f"held out by file name: {card['data'].get('tuning_photos', 0)} tuning photos (the read-out is chosen "
+        f"held out by file name: {card['data'].get('tuning_photos', 0)} tuning photos (the {tuned} chosen "
         f"on them) and {card['data']['validation_photos']} validation photos (only measured).",
         f"- {card['steps']} steps of batch {card['settings']['batch']} at {card['settings']['size']} px crops, "
         f"{card['minutes']} minutes, torch {card['torch']} on {card['threads']} threads.",
