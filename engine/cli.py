@@ -246,7 +246,8 @@ def _readout(args: argparse.Namespace) -> int:
     if not args.photos.is_dir():
         raise UsageError(f"{args.photos} is not a folder")
     card = choose_readout_elsewhere(ReadoutSettings(weights=args.weights, photos=args.photos, out=args.out,
-                                                    min_gain_db=args.min_gain))
+                                                    min_gain_db=args.min_gain,
+                                                    hint_colour_target=args.hint_colour_target))
     r = card["readout"]
     print(f"read-out on {r['photos']} photos: temperature {r['temperature']}, doubt pull {r['doubt_pull']}, "
           f"chroma gain {r['chroma_gain']} ({r['gain_db']:+.2f} dB over grey, colourfulness "
@@ -387,6 +388,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", type=Path, required=True)
     r.add_argument("--min-gain", type=float, default=0.0, metavar="DB",
                    help="the most colourful read-out at least this much better than grey on them (default 0)")
+    r.add_argument("--hint-colour-target", type=float, metavar="SHARE",
+                   help="also choose a chroma gain for hinted photos that keeps this share of the colour at "
+                        "10 hints (default: none, the hint spread alone, for the best PSNR)")
     r.set_defaults(func=_readout)
 
     e = sub.add_parser("evaluate", help="quality report on a folder of colour photos", parents=[common])

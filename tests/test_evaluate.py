@@ -79,10 +79,11 @@ def test_chroma_gain_override_changes_only_the_colour_strength(tmp_path):
 def test_shipped_model_colours_photos_it_never_trained_on_better_than_grey_or_a_tint():
     """On the validation photos the shipped model's card names (none of its training stages saw them), in fp32.
 
-    Its card's claim at 256 px centre crops is +1.65 dB over grey; here whole photos at working size 256,
+    Its card's claim with the read-out before was +1.65 dB over grey at 256 px centre crops; here whole photos at 256,
     with a margin for the noise of 66 photos (the 90% interval at 512 px, bf16: +0.58 to +2.11 dB).
     A named photo gone from the folder fails the test rather than shrinking the set. fp32 is pinned so the
-    margins do not move with the CPU ("auto" is bf16 on AMX/AVX-512 BF16).
+    margins do not move with the CPU ("auto" is bf16 on AMX/AVX-512 BF16). The read-out is the muted one
+    chosen on photos from unseen sources (0.55 of the colour at 512 px, bf16): still colour, not grey.
     """
     card = json.loads(DEFAULT_WEIGHTS.with_suffix(".json").read_text())
     names = set(card["data"]["validation_names"])
@@ -93,7 +94,7 @@ def test_shipped_model_colours_photos_it_never_trained_on_better_than_grey_or_a_
     colorizer = Colorizer.create(ColorizeSettings(device="cpu", size=256, batch_size=1, precision="fp32"))
     m = evaluate_photos(colorizer, photos)["mean"]
     assert m["psnr"] > m["psnr_grey"] + 0.75 and m["psnr"] > m["psnr_tint"] + 0.75
-    assert m["colourfulness_ratio"] > 0.7
+    assert m["colourfulness_ratio"] > 0.4
 
 
 def test_interval_is_seeded_holds_the_mean_and_widens_with_the_spread():

@@ -45,7 +45,7 @@ class ReadoutSettings:
     out: Path
     min_gain_db: float = 0.0  # the chosen read-out is at least this much better than grey on them
     size: int = 512  # the working size (ColorizeSettings.size): whole photos, as the app colours them
-    hint_colour_target: float = 0.85  # with 10 hints, keep this share of the colour (the colour-hints bar)
+    hint_colour_target: float | None = None  # e.g. 0.85: a hint gain too, keeping this much colour at 10 hints
 
 
 def most_colourful_not_below(rows: list[dict[str, float]], min_gain_db: float) -> dict[str, float]:
@@ -115,7 +115,8 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
         **{k: round(v, 3) for k, v in chosen.items()},
     }
     if model.config.hint_channels:
-        spread, spread_rows = choose_spread_on_photos(model, photos.images, s.size, gains=HINT_GAINS,
+        gains = (1.0,) if s.hint_colour_target is None else HINT_GAINS
+        spread, spread_rows = choose_spread_on_photos(model, photos.images, s.size, gains=gains,
                                                       colour_target=s.hint_colour_target)
         model.config = ModelConfig.from_dict({**model.config.to_dict(), "hint_spread": spread["reach"],
                                               "hint_spread_lightness": spread["lightness"],
