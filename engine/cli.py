@@ -245,8 +245,10 @@ def _readout(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.weights}: no such weights file")
     if not args.photos.is_dir():
         raise UsageError(f"{args.photos} is not a folder")
+    if args.hint_colour_target is not None and not 0.0 < args.hint_colour_target <= 2.0:
+        raise UsageError(f"--hint-colour-target {args.hint_colour_target}: a share of the colour, above 0")
     card = choose_readout_elsewhere(ReadoutSettings(weights=args.weights, photos=args.photos, out=args.out,
-                                                    min_gain_db=args.min_gain,
+                                                    min_gain_db=args.min_gain, size=args.size,
                                                     hint_colour_target=args.hint_colour_target))
     r = card["readout"]
     print(f"read-out on {r['photos']} photos: temperature {r['temperature']}, doubt pull {r['doubt_pull']}, "
@@ -388,6 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", type=Path, required=True)
     r.add_argument("--min-gain", type=float, default=0.0, metavar="DB",
                    help="the most colourful read-out at least this much better than grey on them (default 0)")
+    r.add_argument("--size", type=int, default=512, help="working size the photos are measured at (as colorize)")
     r.add_argument("--hint-colour-target", type=float, metavar="SHARE",
                    help="also choose a chroma gain for hinted photos that keeps this share of the colour at "
                         "10 hints (default: none, the hint spread alone, for the best PSNR)")

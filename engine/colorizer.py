@@ -228,7 +228,7 @@ class Colorizer:
                              "trained with --hint-channels 3")
 
     def spread(self, ab_half: np.ndarray, item: Prepared, hints: Sequence[Hint] = ()) -> np.ndarray:
-        """One photo's network output with its hints' corrections spread (the model's ``hint_spread``)."""
+        """One photo's network output, after the hint gain, with its hints' corrections spread (``spread_on_half``)."""
         return spread_on_half(ab_half, item, hints, self.model.config.spread)
 
     def infer(self, canvas: np.ndarray, hints: np.ndarray | None = None) -> np.ndarray:

@@ -6,12 +6,13 @@ import torch
 from helpers import colour_photo, random_model
 
 from engine.training.readout import (
-    GAINS,
-    HINT_GAINS,
-    PULLS,
+    READOUT_GAINS,
+    READOUT_HINT_GAINS,
+    READOUT_PULLS,
     ReadoutSettings,
     choose_readout_elsewhere,
     most_colourful_not_below,
+    readout_rows,
 )
 from engine.weights import load_model, read_weights, save_weights
 
@@ -50,7 +51,8 @@ def test_readout_changes_only_the_read_out_and_records_where_it_was_chosen(other
     assert r["chosen_on"] == "photos from other sources" and r["photos"] == 5 and r["met"] == 1.0
     assert card["readout_before"] == {"chosen_on": "tuning photos"}
     rows = card["readout_search"]
-    assert {x["doubt_pull"] for x in rows} == set(PULLS) and {x["chroma_gain"] for x in rows} == set(GAINS)
+    assert {x["doubt_pull"] for x in rows} == set(READOUT_PULLS)
+    assert {x["chroma_gain"] for x in rows} == set(READOUT_GAINS)
     assert r["colourfulness_ratio"] == max(x["colourfulness_ratio"] for x in rows if x["gain_db"] >= -50.0)
     model = load_model(tmp_path / "again.pt")
     c = model.config
@@ -67,7 +69,7 @@ def test_on_a_hinted_model_the_hint_gain_is_chosen_for_the_hinted_colour_target(
                                                     out=tmp_path / "again.pt", size=64, hint_colour_target=0.3))
     spread = card["readout"]["hint_spread"]
     rows = spread["search"]
-    assert {r["gain"] for r in rows} == set(HINT_GAINS)
+    assert {r["gain"] for r in rows} == set(READOUT_HINT_GAINS)
     vivid = [r for r in rows if r["colourfulness_ratio"] >= 0.3]
     if vivid:
         assert spread["psnr"] == max(r["psnr"] for r in vivid)
@@ -75,3 +77,47 @@ def test_on_a_hinted_model_the_hint_gain_is_chosen_for_the_hinted_colour_target(
         assert spread["colourfulness_ratio"] == max(r["colourfulness_ratio"] for r in rows)
     c = load_model(tmp_path / "again.pt").config
     assert (c.hint_spread, c.hint_gain) == (spread["reach"], spread["gain"])
+    before, after = read_weights(tmp_path / "h.pt")["state"], read_weights(tmp_path / "again.pt")["state"]
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    # Without a hinted colour target (as shipped), no hint gain is tried: the spread alone.
+    card = choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "h.pt", photos=other_photos,
+                                                    out=tmp_path / "plain.pt", size=64))
+    assert {r["gain"] for r in card["readout"]["hint_spread"]["search"]} == {1.0}
+    assert load_model(tmp_path / "plain.pt").config.hint_gain == 1.0
+
+
+def test_a_row_of_the_grid_is_what_the_colorizer_gives_with_that_read_out(other_photos):
+    from engine import color
+    from engine.colorizer import Colorizer
+    from engine.imageio import decode
+    from engine.model import ModelConfig
+    from engine.options import ColorizeSettings
+
+    model = random_model(seed=7)
+    photo = decode(sorted(other_photos.glob("*.jpg"))[0]).pixels  # 70 x 90: smaller than the working size
+    (row,) = readout_rows(model, [photo], 128, (0.7,), (8.0,), (1.1,))
+    model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": 0.7, "doubt_pull": 8.0,
+                                          "chroma_gain": 1.1})
+    c = Colorizer.create(ColorizeSettings(engine="baseline", device="cpu", precision="fp32", size=128), model=model)
+    out = c.colorize(photo)
+    truth = photo.astype("float32") / 255
+    assert abs(row["psnr"] - color.psnr(out.astype("float32") / 255, truth)) < 0.05  # the colorizer rounds to uint8
+    assert abs(row["psnr_grey"] - color.psnr(color.grey_rgb(color.lightness(photo)), truth)) < 1e-4
+    # An untrained model's colour is faint, so PSNR barely sees the read-out; colourfulness does (gain 1.0
+    # instead of 1.1 here: 8% less), and both round the same uint8 output.
+    assert row["colourfulness_ratio"] == pytest.approx(color.colourfulness(out) / color.colourfulness(photo), rel=0.01)
+
+
+def test_the_card_of_trained_weights_says_where_the_read_out_was_chosen_and_keeps_the_first_choice(
+        other_photos, tmp_path):
+    from engine.training.train import TrainSettings, train
+
+    train(TrainSettings(data=other_photos, out=tmp_path / "w.pt", work=tmp_path / "work", steps=2, batch=2, size=64,
+                        freeze_steps=1, val_every=2, seed=3, threads=1))
+    first = choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "w.pt", photos=other_photos,
+                                                     out=tmp_path / "a.pt", size=64))
+    assert first["readout_before"]["chosen_on"] == "training photos"
+    assert "chosen again (`readout`) on 5 photos" in (tmp_path / "a.md").read_text()
+    again = choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "a.pt", photos=other_photos,
+                                                     out=tmp_path / "b.pt", size=64))
+    assert again["readout_before"] == first["readout_before"]  # what the training chose, not the first re-choice

@@ -19,14 +19,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.training.evaluate import INTERVAL_LEVEL, bootstrap_interval, compare  # noqa: E402
+from engine.training.evaluate import INTERVAL_LEVEL, bootstrap_interval  # noqa: E402
 
 
 def pooled(pairs: list[tuple[dict, dict]]) -> dict:
     """The candidate's PSNR minus the baseline's, over every photo of every pair, with its interval."""
     diffs: list[float] = []
     for cand, base in pairs:
-        compare(cand, base)  # raises unless the two reports are on the same photos
+        if [r["photo"] for r in cand["rows"]] != [r["photo"] for r in base["rows"]]:
+            raise ValueError("a candidate's and its baseline's reports are not on the same photos")
         diffs += [a["psnr"] - b["psnr"] for a, b in zip(cand["rows"], base["rows"], strict=True)]
     d = np.array(diffs)
     return {"photos": len(d), "psnr_difference": float(d.mean()),
@@ -40,7 +41,7 @@ def main() -> int:
     a = p.parse_args()
     pairs = []
     for spec in a.pairs:
-        cand, base = spec.split(":")
+        cand, base = spec.rsplit(":", 1)
         pairs.append((json.loads(Path(cand).read_text()), json.loads(Path(base).read_text())))
     c = pooled(pairs)
     lo, hi = c["interval"]

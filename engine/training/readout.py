@@ -32,20 +32,29 @@ from .train import choose_spread_on_photos, write_model_card
 
 log = logging.getLogger(__name__)
 
-TEMPERATURES = (0.45, 0.7, 1.0, 1.4)
-PULLS = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
-GAINS = tuple(round(0.5 + 0.1 * i, 1) for i in range(8))  # 0.5 .. 1.2: below 1 mutes every colour alike
-HINT_GAINS = (1.0, 1.1, 1.2, 1.3, 1.4, 1.5)  # on a hinted photo's own colour, before the hints' corrections
+READOUT_TEMPERATURES = (0.45, 0.7, 1.0, 1.4)
+READOUT_PULLS = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+READOUT_GAINS = tuple(round(0.5 + 0.1 * i, 1) for i in range(8))  # 0.5 .. 1.2: below 1 mutes every colour alike
+READOUT_HINT_GAINS = (1.0, 1.1, 1.2, 1.3, 1.4, 1.5)  # on a hinted photo's own colour, before the hints' corrections
 
 
 @dataclass(frozen=True)
 class ReadoutSettings:
+    """What ``readout`` reads and writes; the rule's margin; the working size the photos are measured at."""
+
     weights: Path
     photos: Path  # colour photos from sources the training never saw (e.g. tools/external_photos)
     out: Path
     min_gain_db: float = 0.0  # the chosen read-out is at least this much better than grey on them
     size: int = 512  # the working size (ColorizeSettings.size): whole photos, as the app colours them
     hint_colour_target: float | None = None  # e.g. 0.85: a hint gain too, keeping this much colour at 10 hints
+
+
+def on_grid_edge(chosen: dict[str, float]) -> list[str]:
+    """The settings of a chosen row that sit at the top of their grid (a rule that favours colour pushes there)."""
+    tops = {"temperature": max(READOUT_TEMPERATURES), "doubt_pull": max(READOUT_PULLS),
+            "chroma_gain": max(READOUT_GAINS)}
+    return [k for k, top in tops.items() if chosen.get(k) == top]
 
 
 def most_colourful_not_below(rows: list[dict[str, float]], min_gain_db: float) -> dict[str, float]:
@@ -60,8 +69,9 @@ def most_colourful_not_below(rows: list[dict[str, float]], min_gain_db: float) -
     return {**max(rows, key=lambda r: r["gain_db"]), "met": 0.0}
 
 
-def readout_rows(model: CVUNet, photos: list[np.ndarray], size: int, temperatures: tuple[float, ...] = TEMPERATURES,
-                 pulls: tuple[float, ...] = PULLS, gains: tuple[float, ...] = GAINS) -> list[dict[str, float]]:
+def readout_rows(model: CVUNet, photos: list[np.ndarray], size: int,
+                 temperatures: tuple[float, ...] = READOUT_TEMPERATURES, pulls: tuple[float, ...] = READOUT_PULLS,
+                 gains: tuple[float, ...] = READOUT_GAINS) -> list[dict[str, float]]:
     """Mean PSNR, gain over grey and colourfulness ratio of every (temperature, pull, gain) on whole photos.
 
     Each photo at the working size, the network once per temperature, the pull and gain as the runtimes
@@ -115,7 +125,7 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
         **{k: round(v, 3) for k, v in chosen.items()},
     }
     if model.config.hint_channels:
-        gains = (1.0,) if s.hint_colour_target is None else HINT_GAINS
+        gains = (1.0,) if s.hint_colour_target is None else READOUT_HINT_GAINS
         spread, spread_rows = choose_spread_on_photos(model, photos.images, s.size, gains=gains,
                                                       colour_target=s.hint_colour_target)
         model.config = ModelConfig.from_dict({**model.config.to_dict(), "hint_spread": spread["reach"],
@@ -123,11 +133,17 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
                                               "hint_spread_floor": spread["floor"], "hint_gain": spread["gain"]})
         readout["hint_spread"] = {**spread, "search": spread_rows}
     card = json.loads(weights_meta(s.weights).get("card", "{}") or "{}")
-    before = card.pop("validation_256px_centre_crops", None)  # measured with the old read-out
+    if "readout_before" not in card:  # a second run keeps what the training chose, not the first re-choice
+        card["readout_before"] = card.get("readout")
+        card["validation_256px_centre_crops_before"] = card.get("validation_256px_centre_crops")
+    card.pop("validation_256px_centre_crops", None)  # measured with the old read-out
+    edges = on_grid_edge(chosen)
+    if edges:
+        log.warning("the chosen read-out is on the edge of the grid (%s): a wider grid might choose otherwise",
+                    ", ".join(edges))
+    readout["on_grid_edge"] = edges
     card.update({
         "model": model.config.to_dict(),
-        "validation_256px_centre_crops_before": before,
-        "readout_before": card.get("readout"),
         "readout": readout,
         "readout_search": [{k: round(v, 3) for k, v in r.items()} for r in rows],
         "readout_settings": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(s).items()},

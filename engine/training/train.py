@@ -250,7 +250,7 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
     vivid = rows if colour_target is None else [r for r in rows if r["colourfulness_ratio"] >= colour_target]
     best = (max(vivid, key=lambda r: r["psnr"]) if vivid
             else max(rows, key=lambda r: r["colourfulness_ratio"]))
-    none = rows[0]["psnr"]
+    none = next(r["psnr"] for r in rows if r["reach"] == 0.0 and r["gain"] == 1.0) if 1.0 in gains else rows[0]["psnr"]
     target = {} if colour_target is None else {"colour_target": colour_target, "vivid": float(bool(vivid))}
     return {**best, "hints": SPREAD_HINTS, "gain_over_no_spread_db": round(best["psnr"] - none, 3), **target}, rows
 
