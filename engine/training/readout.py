@@ -27,8 +27,9 @@ from .. import color
 from ..colorizer import pack, prepare
 from ..model import CVUNet, ModelConfig, ab_variance, doubt_scale
 from ..weights import load_model, save_weights, weights_meta
+from .card import write_model_card
 from .dataset import load_photos
-from .train import choose_spread_on_photos, write_model_card
+from .train import choose_spread_on_photos
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,102 @@
+"""The model card: the training's record (a dict saved inside the weights) written out as JSON and Markdown.
+
+Why its own module: the training command and `readout` both write cards, and a card outlives the code
+that made it, so old keys must still read well.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_text
+
+BEFORE_THE_OPTION = 5  # stages trained before --first-trained-block existed fine-tuned encoder blocks 5 and up
+
+
+def _readout_note(readout: dict[str, Any]) -> str:
+    if readout.get("chosen_on") == "tuning photos":
+        return (f", chosen on the tuning photos for the best PSNR that keeps {readout['colour_target']} of the "
+                "originals' colourfulness.")
+    if readout.get("chosen_on") == "training photos":
+        return ", chosen on training photos (the gain makes them as colourful as the originals)."
+    if readout.get("chosen_on") == "photos from other sources":
+        return (f", chosen again (`readout`) on {readout.get('photos')} photos from sources the training never saw "
+                f"(`{readout.get('folder')}`): the most colourful read-out at least {readout.get('min_gain_db', 0)} "
+                "dB better than grey there.")
+    return "."
+
+
+def _stage_line(card: dict[str, Any]) -> str:
+    st = card.get("settings", {})
+    return (f"{card.get('steps')} steps of batch {st.get('batch')} at {st.get('size')} px crops in "
+            f"{card.get('minutes')} min (lr {st.get('lr')}, rebalance {st.get('rebalance')}, "
+            f"reg weight {st.get('reg_weight')}, reg beta {st.get('reg_beta', 0.05)}, encoder frozen for "
+            f"{st.get('freeze_steps')} steps, then blocks >= {st.get('first_trained_block', BEFORE_THE_OPTION)} "
+            f"fine-tuned at {st.get('encoder_lr_scale', 1.0)}x, seed {st.get('seed')})")
+
+
+def _hint_lines(card: dict[str, Any]) -> list[str]:
+    m, hints = card["model"], card.get("hints") or {}
+    if not m.get("hint_channels"):
+        return ["- Takes no colour hints."]
+    path = "the stem and straight into each decoder stage" if m.get("hint_decoder") else "the stem"
+    lines = [f"- Reads colour hints through {path}; training crops got none {hints.get('p_none', 0.5):.0%} of the "
+             f"time, otherwise a geometric number of points (mean {1 / hints.get('geometric_p', 0.125):.0f})."]
+    if m.get("hint_spread"):
+        spread = (card.get("readout") or {}).get("hint_spread") or {}
+        where = ("the same photos" if (card.get("readout") or {}).get("chosen_on") == "photos from other sources"
+                 else "the tuning photos")
+        gain = f", chroma gain {m['hint_gain']} on a hinted photo" if m.get("hint_gain", 1.0) != 1.0 else ""
+        lines.append(f"- Hint spread: reach {m['hint_spread']} of the shorter side, lightness "
+                     f"{m.get('hint_spread_lightness')}, floor {m.get('hint_spread_floor')}{gain}, chosen on {where} "
+                     f"with {spread.get('hints', 10)} simulated hints each "
+                     f"({spread.get('gain_over_no_spread_db', 0):+.2f} dB there over no spread).")
+    return lines
+
+
+def _sampling_lines(sampling: dict[str, Any]) -> list[str]:
+    if not sampling.get("balance_groups") and "extra_folder" not in sampling:
+        return []
+    how = (f"by MANIFEST group (share ~ sqrt of size, capped {sampling.get('cap')}): {sampling.get('group_shares')}"
+           if sampling.get("balance_groups") else "uniformly")
+    line = f"- Training photos drawn {how}"
+    if "extra_folder" in sampling:
+        line += (f"; plus {sampling['extra_photos']} photos from `{sampling['extra_folder']}` at "
+                 f"{sampling['extra_share']:.0%} of the samples")
+    return [line + "."]
+
+
+def write_model_card(card: dict[str, Any], weights: Path) -> None:
+    write_text(weights.with_suffix(".json"), json.dumps(card, indent=2))
+    v = card.get("validation_256px_centre_crops", {})
+    elsewhere = (card.get("readout") or {}).get("chosen_on") == "photos from other sources"
+    tuned = "snapshot was" if elsewhere else "read-out is"
+    lines = [
+        f"# {card['name']}", "",
+        f"- Trained on {card['data']['train_photos']} colour photos from `{card['data']['folder']}`; "
+        f"held out by file name: {card['data'].get('tuning_photos', 0)} tuning photos (the {tuned} chosen "
+        f"on them) and {card['data']['validation_photos']} validation photos (only measured).",
+        f"- {card['steps']} steps of batch {card['settings']['batch']} at {card['settings']['size']} px crops, "
+        f"{card['minutes']} minutes, torch {card['torch']} on {card['threads']} threads.",
+        f"- Encoder: EfficientNet-{card['model'].get('encoder', 'lite0').capitalize()} from ImageNet; "
+        f"{card['bins']} ab bins; read-out temperature {card['model']['temperature']}, "
+        f"doubt pull {card['model'].get('doubt_pull', 0.0)}, chroma gain {card['model'].get('chroma_gain', 1.0)}"
+        + _readout_note(card.get("readout", {})),
+        f"- Shipped weights: {card.get('weights', 'last step')}.",
+    ]
+    lines += _sampling_lines(card["data"].get("sampling") or {})
+    lines += _hint_lines(card)
+    if v:
+        lines.append(f"- Validation (256 px centre crops): PSNR {v['psnr']:.2f} dB vs grey {v['psnr_grey']:.2f} dB "
+                     f"(+{v['gain_db']:.2f} dB), colourfulness {v['colourfulness_ratio']:.2f} of the originals'.")
+    stages = []
+    c: dict[str, Any] | None = card
+    while c:
+        stages.append(c)
+        c = c.get("started_from")
+    lines += ["", "Training stages, first to last (each started from the one before with `--init`):", ""]
+    for i, c in enumerate(reversed(stages), 1):
+        lines.append(f"{i}. {_stage_line(c)}")
+    write_text(weights.with_suffix(".md"), "\n".join(lines) + "\n")
