@@ -385,9 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("readout", parents=[common],
                        help="choose trained weights' read-out again, on photos from sources the training never saw")
-    r.add_argument("weights", type=Path)
-    r.add_argument("photos", type=Path, help="a folder of colour photos")
-    r.add_argument("--out", type=Path, required=True)
+    r.add_argument("weights", type=Path, help="trained weights (their tensors are copied unchanged)")
+    r.add_argument("photos", type=Path, help="a folder of colour photos from sources the training never used")
+    r.add_argument("--out", type=Path, required=True, help="the new weights file (a card .json/.md beside it)")
     r.add_argument("--min-gain", type=float, default=0.0, metavar="DB",
                    help="the most colourful read-out at least this much better than grey on them (default 0)")
     r.add_argument("--size", type=int, default=512, help="working size the photos are measured at (as colorize)")
