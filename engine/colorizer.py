@@ -132,7 +132,9 @@ def spread_on_half(ab_half: np.ndarray, item: Prepared, hints: Sequence[Hint], s
     h, w = item.small.shape
     h2, w2 = (h + 1) // 2, (w + 1) // 2
     L_half = cv2.resize(item.small, (w2, h2), interpolation=cv2.INTER_AREA).reshape(h2, w2)
-    crop = np.ascontiguousarray(ab_half[:, :h2, :w2].transpose(1, 2, 0)) * np.float32(spread.gain)
+    crop = np.ascontiguousarray(ab_half[:, :h2, :w2].transpose(1, 2, 0))
+    if spread.gain != 1.0:
+        crop *= np.float32(spread.gain)
     out = ab_half.copy()
     out[:, :h2, :w2] = spread_hints(L_half, crop, hints, spread).transpose(2, 0, 1)
     return out

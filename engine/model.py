@@ -10,6 +10,7 @@ This file holds modules only: no I/O, devices or weight files (see ``weights.py`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import torch
@@ -165,6 +166,12 @@ def doubt_scale(variance: torch.Tensor, pull: float) -> torch.Tensor:
     blue) and pull 4, the colour keeps 0.45 of its chroma.
     """
     return 1.0 / (1.0 + (pull / AB_RANGE**2) * variance)
+
+
+def pull_toward_grey(ab: torch.Tensor, variance: torch.Tensor, pull: float) -> torch.Tensor:
+    """The ab (N x 2 x H x W) with the doubt pull: ``doubt_scale`` at the variance's size, upsampled to ab's."""
+    scale = doubt_scale(variance, pull)
+    return ab * F.interpolate(scale, size=ab.shape[-2:], mode="bilinear", align_corners=False)
 
 
 def annealed_mean(logits: torch.Tensor, centres: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -357,16 +364,25 @@ class CVUNet(nn.Module):
     def forward_train(self, L: torch.Tensor, temperature: float | None = None,
                       hints: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Returns (logits at 1/4 size, ab at 1/2 size)."""
+        ((logits, ab),) = self.forward_temperatures(L, (self.config.temperature if temperature is None
+                                                        else temperature,), hints)
+        return logits, ab
+
+    def forward_temperatures(self, L: torch.Tensor, temperatures: Sequence[float],
+                             hints: torch.Tensor | None = None) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """The forward_train of several read-out temperatures, the network run once: [(logits, ab at 1/2 size)]."""
         logits, f1, hint_map = self._network(L, hints)
-        t = self.config.temperature if temperature is None else temperature
-        ab = annealed_mean(logits.float(), self.bins, t)
-        return logits, self.refine(ab, f1.to(ab.dtype), self._hint_features(hint_map, f1))
+        features = self._hint_features(hint_map, f1)
+        out = []
+        for t in temperatures:
+            ab = annealed_mean(logits.float(), self.bins, t)
+            out.append((logits, self.refine(ab, f1.to(ab.dtype), features)))
+        return out
 
     def forward(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> torch.Tensor:
         logits, ab = self.forward_train(L, hints=hints)
         if self.config.doubt_pull:
-            scale = doubt_scale(ab_variance(logits, self.bins, self.config.temperature), self.config.doubt_pull)
-            ab = ab * F.interpolate(scale, size=ab.shape[-2:], mode="bilinear", align_corners=False)
+            ab = pull_toward_grey(ab, ab_variance(logits, self.bins, self.config.temperature), self.config.doubt_pull)
         return ab * self.config.chroma_gain if self.config.chroma_gain != 1.0 else ab
 
     def ab_distribution(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> torch.Tensor:

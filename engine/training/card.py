@@ -38,16 +38,15 @@ def _stage_line(card: dict[str, Any]) -> str:
 
 
 def _hint_lines(card: dict[str, Any]) -> list[str]:
-    m, hints = card["model"], card.get("hints") or {}
+    m, hints, readout = card["model"], card.get("hints") or {}, card.get("readout") or {}
     if not m.get("hint_channels"):
         return ["- Takes no colour hints."]
     path = "the stem and straight into each decoder stage" if m.get("hint_decoder") else "the stem"
     lines = [f"- Reads colour hints through {path}; training crops got none {hints.get('p_none', 0.5):.0%} of the "
              f"time, otherwise a geometric number of points (mean {1 / hints.get('geometric_p', 0.125):.0f})."]
     if m.get("hint_spread"):
-        spread = (card.get("readout") or {}).get("hint_spread") or {}
-        where = ("the same photos" if (card.get("readout") or {}).get("chosen_on") == "photos from other sources"
-                 else "the tuning photos")
+        spread = readout.get("hint_spread") or {}
+        where = "the same photos" if readout.get("chosen_on") == "photos from other sources" else "the tuning photos"
         gain = f", chroma gain {m['hint_gain']} on a hinted photo" if m.get("hint_gain", 1.0) != 1.0 else ""
         lines.append(f"- Hint spread: reach {m['hint_spread']} of the shorter side, lightness "
                      f"{m.get('hint_spread_lightness')}, floor {m.get('hint_spread_floor')}{gain}, chosen on {where} "

@@ -21,11 +21,10 @@ from typing import Any
 import cv2
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from .. import color
 from ..colorizer import pack, prepare
-from ..model import CVUNet, ModelConfig, ab_variance, doubt_scale
+from ..model import CVUNet, ModelConfig, ab_variance, pull_toward_grey
 from ..weights import load_model, save_weights, weights_meta
 from .card import write_model_card
 from .dataset import load_photos
@@ -91,13 +90,11 @@ def readout_rows(model: CVUNet, photos: list[np.ndarray], size: int,
             grey += color.psnr(color.grey_rgb(item.small), truth)
             original += color.colourfulness(small)
             x = torch.from_numpy(pack([item]))
-            for t in temperatures:
-                logits, ab = model.forward_train(x, t)
+            for t, (logits, ab) in zip(temperatures, model.forward_temperatures(x, temperatures), strict=True):
                 variance = ab_variance(logits, model.bins, t)
                 for p in pulls:
-                    scale = F.interpolate(doubt_scale(variance, p), size=ab.shape[-2:], mode="bilinear",
-                                          align_corners=False) if p else torch.ones_like(ab[:, :1])
-                    half = (ab * scale)[0, :, : (h + 1) // 2, : (w + 1) // 2].permute(1, 2, 0).numpy()
+                    pulled = pull_toward_grey(ab, variance, p) if p else ab
+                    half = pulled[0, :, : (h + 1) // 2, : (w + 1) // 2].permute(1, 2, 0).numpy()
                     full = cv2.resize(np.ascontiguousarray(half), (w, h), interpolation=cv2.INTER_LINEAR)
                     for g in gains:
                         out = color.join_lab(item.small, full.reshape(h, w, 2) * g)
