@@ -231,13 +231,20 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
     from ..hints import HintSpread, simulate_hints
     from ..options import ColorizeSettings
 
-    colorizer = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=size, batch_size=1),
+    colorizer = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=size, batch_size=8),
                                  model=model)
     truths = truths if truths is not None else [p.astype(np.float32) / 255.0 for p in photos]
-    original = float(np.mean([color.colourfulness(color.to_uint8(t)) for t in truths]))
+    original = float(np.mean([color.colourfulness(p) for p in photos]))
     items = [prepare(p, size) for p in photos]
     hints = [simulate_hints(p, SPREAD_HINTS, seed + i) for i, p in enumerate(photos)]
-    raw = [colorizer.infer(pack([item]), pack_hints([item], [h]))[0] for item, h in zip(items, hints, strict=True)]
+    raw: list[np.ndarray] = []
+    i = 0
+    while i < len(items):  # batches of up to 8 photos of one working shape (the tuning crops: all of them)
+        j = i + 1
+        while j < len(items) and j - i < 8 and items[j].small.shape == items[i].small.shape:
+            j += 1
+        raw += list(colorizer.infer(pack(items[i:j]), pack_hints(items[i:j], hints[i:j])))
+        i = j
     rows = []
     for gain in gains:
         for reach, lightness, floor in SPREADS:
