@@ -1,5 +1,8 @@
 """The batch pipeline: decode ahead in threads, infer in batches, render and write in threads.
 
+On the CPU (and in compare mode) the model calls run with no decode or write beside them (quiet.py says
+why); on a GPU the I/O overlaps them.
+
 ``BatchPipeline.run`` runs on the caller's thread (the GUI's worker thread, or the CLI's main
 thread) and calls ``on_started`` when it takes up a photo and ``on_result`` once per photo, in
 input order, both on that thread. The parts: ``DecodeAhead`` (decode_ahead.py) reads photos ahead
@@ -41,6 +44,7 @@ from ..options import BatchSummary, ExportOptions, Job, PhotoResult, Preview
 from .decode_ahead import DecodeAhead, Decoded, decode_photo
 from .ordered_writes import OrderedWrites, WriteOutcome, render_from_source, write_photo
 from .planning import OutputPlanner
+from .quiet import gate_for
 
 __all__ = ["BatchPipeline", "RunControl", "render_from_source"]
 
@@ -172,7 +176,7 @@ class _Tally:
 
 
 class BatchPipeline:
-    """Colorizes many photos with I/O overlapping inference.
+    """Colorizes many photos, I/O in threads around the model calls.
 
     Args:
         colorizer: the engine that colours.
@@ -198,6 +202,7 @@ class BatchPipeline:
         self.colorizer = colorizer
         self.export = export.validated()
         self.compare = compare
+        self._gate = gate_for(colorizer.runtime.device.type, comparing=compare is not None)  # quiet.py says why
         self.decode_workers = decode_workers
         self.encode_workers = encode_workers
         self.preview_size = preview_size
@@ -269,8 +274,8 @@ class BatchPipeline:
         except (OSError, ValueError) as err:
             failed = Decoded(job, None, error=f"cannot choose an output name ({one_line(str(err), 120)})")
             return lambda: failed
-        return partial(decode_photo, job, out, skip, size=self.colorizer.settings.size, max_pixels=self.max_pixels,
-                       skip_colour=self.export.colour_inputs == "skip")
+        return self._gate.wrap(partial(decode_photo, job, out, skip, size=self.colorizer.settings.size,
+                                       max_pixels=self.max_pixels, skip_colour=self.export.colour_inputs == "skip"))
 
     def _take_batch(self, ahead: DecodeAhead, writes: OrderedWrites, control: RunControl, summary: BatchSummary,
                     on_started: Callable[[Job], None] | None) -> list[Decoded]:
@@ -330,15 +335,16 @@ class BatchPipeline:
         items = [d.prepared for d in batch if d.prepared is not None]
         points = [self.hints.get(d.job.index, ()) for d in batch]
         hints = points if any(points) else None
-        t = time.perf_counter()
         try:
             c = self.colorizer
-            inferred = c.infer_photos(items) if hints is None else c.infer_photos(items, hints)
+            with self._gate.timed():
+                t = time.perf_counter()
+                inferred = c.infer_photos(items) if hints is None else c.infer_photos(items, hints)
+                infer_s = time.perf_counter() - t
         except Exception as err:  # noqa: BLE001 - one bad batch must not end the run
             log.warning("colorization failed", exc_info=True)
             reason = f"colorization failed: {short_reason(err, 160)}"
             return [(self._failed(d, reason), None) for d in batch]
-        infer_s = time.perf_counter() - t
         summary.infer_s += infer_s
         compare_ms, photo_diffs = self._compare(items, hints, inferred, summary, diffs)
         if compare_ms is not None:
@@ -359,7 +365,7 @@ class BatchPipeline:
                 res.p999_abs_diff, res.max_abs_diff = photo_diffs[i]
             if self.preview_size > 0:
                 res.preview = _preview_from_source(d.prepared, source, self.preview_size)
-            out.append((res, partial(write_photo, d, source, self.export)))
+            out.append((res, self._gate.wrap(partial(write_photo, d, source, self.export))))
         return out
 
     @staticmethod
@@ -379,9 +385,10 @@ class BatchPipeline:
         if self.compare is None or len(ours) != len(items):
             return None, None  # rescued photo by photo: nothing comparable
         try:
-            t = time.perf_counter()
-            other = self.compare.infer(pack(items), pack_hints(items, hints))
-            c_s = time.perf_counter() - t
+            with self._gate.timed():
+                t = time.perf_counter()
+                other = self.compare.infer(pack(items), pack_hints(items, hints))
+                c_s = time.perf_counter() - t
             per_photo = []
             for k, (item, ab, theirs) in enumerate(zip(items, ours, other, strict=True)):
                 # Ours has its hints' corrections spread (infer_photos): so must theirs, or the spread is measured.
