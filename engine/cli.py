@@ -249,8 +249,15 @@ def _readout(args: argparse.Namespace) -> int:
         raise UsageError(f"--hint-colour-target {args.hint_colour_target}: a share of the colour, above 0")
     card = choose_readout_elsewhere(ReadoutSettings(weights=args.weights, photos=args.photos, out=args.out,
                                                     min_gain_db=args.min_gain, size=args.size,
-                                                    hint_colour_target=args.hint_colour_target))
+                                                    hint_colour_target=args.hint_colour_target,
+                                                    hints_only=args.hints_only))
     r = card["readout"]
+    if args.hints_only:
+        h = r["hint_spread"]
+        print(f"hint spread on {len(r['hint_spread'].get('search', []))} settings: reach {h['reach']}, lightness "
+              f"{h['lightness']}, floor {h['floor']}, edges {h['edges']} ({h['gain_over_no_spread_db']:+.2f} dB over "
+              f"no spread at {h['hints']} hints) -> {args.out}")
+        return 0
     print(f"read-out on {r['photos']} photos: temperature {r['temperature']}, doubt pull {r['doubt_pull']}, "
           f"chroma gain {r['chroma_gain']} ({r['gain_db']:+.2f} dB over grey, colourfulness "
           f"{r['colourfulness_ratio']:.2f}{'' if r['met'] else '; no read-out reaches --min-gain'}) -> {args.out}")
@@ -394,6 +401,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--hint-colour-target", type=float, metavar="SHARE",
                    help="also choose a chroma gain for hinted photos that keeps this share of the colour at "
                         "10 hints (default: none, the hint spread alone, for the best PSNR)")
+    r.add_argument("--hints-only", action="store_true",
+                   help="keep the automatic read-out as it is and choose only the hint spread")
     r.set_defaults(func=_readout)
 
     e = sub.add_parser("evaluate", help="quality report on a folder of colour photos", parents=[common])

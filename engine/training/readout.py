@@ -48,6 +48,7 @@ class ReadoutSettings:
     min_gain_db: float = 0.0  # the chosen read-out is at least this much better than grey on them
     size: int = 512  # the working size (ColorizeSettings.size): whole photos, as the app colours them
     hint_colour_target: float | None = None  # e.g. 0.85: a hint gain too, keeping this much colour at 10 hints
+    hints_only: bool = False  # keep the automatic read-out; choose the hint spread alone
 
 
 def on_grid_edge(chosen: dict[str, float]) -> list[str]:
@@ -112,34 +113,49 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
     photos = load_photos(s.photos, None)
     if not photos.images:
         raise ValueError(f"no colour photos in {s.photos}")
-    log.info("choosing the read-out on %d photos from %s", len(photos.images), s.photos)
-    rows = readout_rows(model, photos.images, s.size)
-    chosen = most_colourful_not_below(rows, s.min_gain_db)
-    model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": chosen["temperature"],
-                                          "doubt_pull": chosen["doubt_pull"], "chroma_gain": chosen["chroma_gain"]})
-    readout: dict[str, Any] = {
-        "chosen_on": "photos from other sources", "folder": str(s.photos), "photos": len(photos.images),
-        "names": photos.names, "min_gain_db": s.min_gain_db,
-        **{k: round(v, 3) for k, v in chosen.items()},
-    }
+    before = json.loads(weights_meta(s.weights).get("card", "{}") or "{}")
+    readout: dict[str, Any]
+    if s.hints_only:  # the automatic read-out stays as it is
+        if not model.config.hint_channels:
+            raise ValueError("these weights take no colour hints: there is no hint spread to choose")
+        c = model.config
+        chosen = {"temperature": c.temperature, "doubt_pull": c.doubt_pull, "chroma_gain": c.chroma_gain}
+        rows = before.get("readout_search", [])
+        readout = {k: v for k, v in (before.get("readout") or {}).items() if k != "hint_spread"}
+        readout["hint_spread_chosen_again_on"] = str(s.photos)
+        log.info("keeping the read-out; choosing the hint spread on %d photos from %s", len(photos.images), s.photos)
+    else:
+        log.info("choosing the read-out on %d photos from %s", len(photos.images), s.photos)
+        rows = readout_rows(model, photos.images, s.size)
+        chosen = most_colourful_not_below(rows, s.min_gain_db)
+        model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": chosen["temperature"],
+                                              "doubt_pull": chosen["doubt_pull"], "chroma_gain": chosen["chroma_gain"]})
+        readout = {
+            "chosen_on": "photos from other sources", "folder": str(s.photos), "photos": len(photos.images),
+            "names": photos.names, "min_gain_db": s.min_gain_db,
+            **{k: round(v, 3) for k, v in chosen.items()},
+        }
     if model.config.hint_channels:
         gains = (1.0,) if s.hint_colour_target is None else READOUT_HINT_GAINS
         spread, spread_rows = choose_spread_on_photos(model, photos.images, s.size, gains=gains,
                                                       colour_target=s.hint_colour_target)
         model.config = ModelConfig.from_dict({**model.config.to_dict(), "hint_spread": spread["reach"],
                                               "hint_spread_lightness": spread["lightness"],
-                                              "hint_spread_floor": spread["floor"], "hint_gain": spread["gain"]})
+                                              "hint_spread_floor": spread["floor"], "hint_gain": spread["gain"],
+                                              "hint_spread_edges": spread["edges"]})
         readout["hint_spread"] = {**spread, "search": spread_rows}
-    card = json.loads(weights_meta(s.weights).get("card", "{}") or "{}")
-    if "readout_before" not in card:  # a second run keeps what the training chose, not the first re-choice
+    card = before
+    # A second run keeps what the training chose, not the first re-choice.
+    if "readout_before" not in card and not s.hints_only:
         card["readout_before"] = card.get("readout")
         card["validation_256px_centre_crops_before"] = card.get("validation_256px_centre_crops")
     card.pop("validation_256px_centre_crops", None)  # measured with the old read-out
-    edges = on_grid_edge(chosen)
+    edges = [] if s.hints_only else on_grid_edge(chosen)
     if edges:
         log.warning("the chosen read-out is on the edge of the grid (%s): a wider grid might choose otherwise",
                     ", ".join(edges))
-    readout["on_grid_edge"] = edges
+    if not s.hints_only:
+        readout["on_grid_edge"] = edges
     card.update({
         "model": model.config.to_dict(),
         "readout": readout,
@@ -151,6 +167,6 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
     if "data" in card and "settings" in card:
         write_model_card(card, s.out)
     log.info("read-out: temperature %s, doubt pull %s, chroma gain %s: %+.2f dB over grey, colourfulness %.2f",
-             chosen["temperature"], chosen["doubt_pull"], chosen["chroma_gain"], chosen["gain_db"],
-             chosen["colourfulness_ratio"])
+             chosen["temperature"], chosen["doubt_pull"], chosen["chroma_gain"], readout.get("gain_db", float("nan")),
+             readout.get("colourfulness_ratio", float("nan")))
     return card
