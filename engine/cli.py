@@ -58,6 +58,10 @@ def logging_to_stderr(level: int) -> Iterator[None]:
             logging.getLogger(name).setLevel(lvl)
 
 
+def _if_exists(args: argparse.Namespace) -> str:
+    return "skip" if args.skip_existing else "overwrite" if args.overwrite else "new_name"
+
+
 def _colorize(args: argparse.Namespace) -> int:
     from .batch.inputs import collect_inputs
     from .batch.pipeline import BatchPipeline, RunControl
@@ -71,7 +75,7 @@ def _colorize(args: argparse.Namespace) -> int:
                                     batch_size=args.batch_size, size=args.size, compile=args.compile,
                                     weights=args.weights).validated()
         export = ExportOptions(output_dir=args.output, format=args.format, jpeg_quality=args.quality,
-                               if_exists="skip" if args.skip_existing else "new_name",
+                               if_exists=_if_exists(args),
                                colour_inputs=args.colour_inputs, strength=args.strength).validated()
     except ValueError as err:
         raise UsageError(str(err)) from None
@@ -289,6 +293,15 @@ def _evaluate(args: argparse.Namespace) -> int:
                                      hints=tuple(args.hints or ())))
 
 
+class _DefaultsHelp(argparse.ArgumentDefaultsHelpFormatter):
+    """Defaults in the help, except where there is none to show or the help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default in (None, False) or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="main.py", description="Colorizer: bring grayscale photos to colour. "
                                 "Without a subcommand, opens the app: main.py [PATH...] [--output DIR] [--start]",
@@ -299,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="log everything (level DEBUG), as COLORIZER_LOG_LEVEL=DEBUG does")
 
     c = sub.add_parser("colorize", help="colorize files and folders", parents=[common],
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                       formatter_class=_DefaultsHelp)
     c.add_argument("inputs", nargs="+", type=Path, metavar="INPUT", help="photos and folders (walked recursively)")
     c.add_argument("--output", "-o", type=Path, required=True, metavar="DIR",
                    help="where the colour photos go, at each input's path relative to its folder")
@@ -311,7 +324,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--size", type=int, default=512, help="working size (longer side) the model runs at")
     c.add_argument("--format", choices=FORMATS, default="keep", help="output format (keep: the input's)")
     c.add_argument("--quality", type=int, default=92, help="JPEG/WebP quality")
-    c.add_argument("--skip-existing", action="store_true", help="skip photos whose output exists (resume)")
+    exists = c.add_mutually_exclusive_group()
+    exists.add_argument("--skip-existing", action="store_true", help="skip photos whose output exists (resume)")
+    exists.add_argument("--overwrite", action="store_true",
+                        help="replace outputs that exist (without this or --skip-existing: a new name, "
+                             "'photo (1).jpg')")
     c.add_argument("--colour-inputs", choices=("colorize", "skip"), default="colorize",
                    help="photos already in colour: colorize from their luminance, or skip")
     c.add_argument("--strength", type=float, default=1.0, metavar="S",

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import cv2
+import numpy as np
 import pytest
 import torch
 from helpers import ROOT, colour_photo, random_model, write_grey
@@ -76,6 +77,21 @@ def test_skip_existing_resumes(tmp_path, weights):
     p = cli(*args, "--skip-existing")
     assert p.returncode == 0 and "0 photos in" in p.stdout and "1 skipped" in p.stdout
     assert sorted(x.name for x in (tmp_path / "out").iterdir()) == ["one.png"]
+
+
+def test_a_second_run_writes_new_names_unless_told_to_overwrite(tmp_path, weights):
+    write_grey(tmp_path / "in" / "one.png", 40, 50)
+    args = ("colorize", tmp_path / "in", "--output", tmp_path / "out", "--weights", weights, "--size", "64")
+    assert cli(*args).returncode == 0 and cli(*args).returncode == 0
+    assert sorted(x.name for x in (tmp_path / "out").iterdir()) == ["one (1).png", "one.png"]
+    first = (tmp_path / "out" / "one.png").stat().st_mtime_ns
+    p = cli(*args, "--overwrite", "--strength", "0")
+    assert p.returncode == 0 and sorted(x.name for x in (tmp_path / "out").iterdir()) == ["one (1).png", "one.png"]
+    assert (tmp_path / "out" / "one.png").stat().st_mtime_ns != first
+    grey = cv2.imread(str(tmp_path / "out" / "one.png"))
+    assert np.abs(grey.astype(int) - grey[..., :1]).max() <= 1  # replaced by the strength-0 (grey) colours
+    both = cli(*args, "--overwrite", "--skip-existing")
+    assert both.returncode == 2 and "not allowed with" in both.stderr
 
 
 def test_bench_writes_the_documented_json(tmp_path, weights):
