@@ -173,7 +173,7 @@ class MainWindow(QMainWindow):
             "remove": self._action("&Remove Selected", self.remove_selected, QKeySequence.StandardKey.Delete,
                                    "Take the selected photos off the queue"),
             "clear": self._action("&Clear Queue", self.clear_queue, "Ctrl+Shift+Backspace", "Empty the queue"),
-            "start": self._action("&Start", self.start_batch, "Ctrl+Return", "Colorize the queued photos"),
+            "start": self._action("&Start", lambda: self.start_batch(), "Ctrl+Return", "Colorize the queued photos"),
             "run_again": self._action("Run &Again", self.run_again, "Ctrl+R",
                                       "Colorize the selected photos (or all) again, with the current settings"),
             "pause": self._action("&Pause", self.set_paused, "Ctrl+P", "Pause after the photos in progress",
@@ -423,15 +423,18 @@ class MainWindow(QMainWindow):
         size_default_docks(self, self.docks)
 
     # -- batch ----------------------------------------------------------------------------------------
-    def start_batch(self) -> bool:
-        """Snapshot the settings and the runnable rows into a request and start the worker."""
+    def start_batch(self, only: set[int] | None = None) -> bool:
+        """Snapshot the settings and the runnable rows (of ``only``, the row keys, when given) into a request,
+        and start the worker.
+        """
         if self.controller.running:
             return False
         problem = self.export_panel.problem()
         if problem:
             self.set_status(f"Cannot start: {problem}")
             return False
-        photos = [replace(p, hints=self.hint_store.get(p.path)) for p in self.queue.runnable()]
+        photos = [replace(p, hints=self.hint_store.get(p.path)) for p in self.queue.runnable()
+                  if only is None or p.key in only]
         if not photos:
             self.set_status("Nothing to colorize: add photos first" if not self.queue.rows()
                             else nothing_to_run_text(self._shortcut("run_again")))
@@ -547,8 +550,9 @@ class MainWindow(QMainWindow):
         if self.controller.running:
             return False
         keys = [self.queue.row(i.row()).key for i in self.table.selectionModel().selectedRows()]
-        self.queue.requeue(keys or [r.key for r in self.queue.rows()])
-        return self.start_batch()
+        keys = keys or [r.key for r in self.queue.rows()]
+        self.queue.requeue(keys)
+        return self.start_batch(only=set(keys))  # a failed photo outside the selection waits for Start
 
     def _offer_run_again(self, what: str = "Settings") -> None:
         """Settings changed: where done photos were made with others, say that Run Again redoes them."""

@@ -51,6 +51,23 @@ def test_run_again_with_a_selection_colorizes_only_the_selected_photos(qtbot, ma
     assert rows[1].output != first_outputs[1] and rows[1].output.is_file()  # a new file: if-exists is "new name"
 
 
+def test_run_again_with_a_selection_leaves_a_failed_photo_outside_it_alone(qtbot, make_window, backend,
+                                                                          grey_photos, tmp_path):
+    window = make_window(backend)
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(b"not a photo at all")
+    window.add_paths([*grey_photos(2), bad])
+    _run(qtbot, window)
+    assert [r.status for r in window.queue.rows()] == ["done", "done", "failed"]
+    window.table.selectionModel().select(window.queue.index(0, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                         | QItemSelectionModel.SelectionFlag.Rows)
+    summary = _run(qtbot, window, "run_again")
+    assert summary.total == 1 and summary.done == 1 and summary.failed == 0
+    assert [r.status for r in window.queue.rows()] == ["done", "done", "failed"]
+    summary = _run(qtbot, window)  # Start still retries it
+    assert summary.total == 1 and summary.failed == 1
+
+
 def test_no_offer_while_the_settings_are_those_of_the_last_run(qtbot, make_window, backend, grey_photos):
     window = make_window(backend)
     window.add_paths(grey_photos(2))
