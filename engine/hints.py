@@ -123,47 +123,17 @@ class HintSpread:
     gain: a chroma gain on the network's colour of a photo that has hints, before their corrections. The
         automatic read-out is muted for photos of unknown kinds (``readout``); hints say what the colours
         are and that the user wants them, so a hinted photo may keep more of the network's colour.
-        edges: the lightness change a path from the hint must cross (``lightness_path_cost``), as a scale:
-        without it a hint on a grey background also recolours a subject of similar lightness beside it,
-        since the network itself carries a hint only a little way.
+        colour: the scale (ab units) of the difference between the network's own colour at a pixel and at
+        the hint: without it a hint on a grey background also recolours a subject of similar lightness
+        beside it (the network itself carries a hint only a little way), where the network had told the
+        two apart by their colours.
     """
 
     reach: float = 0.0
     lightness: float = 10.0
     floor: float = 0.05
     gain: float = 1.0
-    edges: float = 0.0  # L units: a hint's weight falls by e for each this much lightness change crossed (0: off)
-
-
-def lightness_path_cost(L: np.ndarray, seeds: Sequence[tuple[int, int]], sweeps: int = 2) -> np.ndarray:
-    """For each seed pixel, every pixel's least total lightness change along a 4-connected path from it.
-
-    K x h x w (float32). Two raster sweeps (down, then up; each row relaxed both ways at once with running
-    minima over its cumulative steps) find every path that turns back at most ``sweeps`` times; an edge
-    between surfaces is crossed at a cost, a smooth surface is crossed almost free.
-    """
-    h, w = L.shape
-    L = L.astype(np.float32)
-    cost = np.full((len(seeds), h, w), np.inf, np.float32)
-    for k, (r, c) in enumerate(seeds):
-        cost[k, r, c] = 0.0
-    along = np.concatenate([np.zeros((h, 1), np.float32), np.cumsum(np.abs(np.diff(L, axis=1)), axis=1)], axis=1)
-    down = np.abs(np.diff(L, axis=0))  # (h-1) x w: the step from row r to r+1
-
-    def relax_row(r: int) -> None:
-        c = along[r]
-        row = np.minimum(cost[:, r], c + np.minimum.accumulate(cost[:, r] - c, axis=1))  # from the left
-        cost[:, r] = np.minimum(row, np.minimum.accumulate((row + c)[:, ::-1], axis=1)[:, ::-1] - c)  # right
-
-    for _ in range(sweeps):
-        relax_row(0)
-        for r in range(1, h):
-            np.minimum(cost[:, r], cost[:, r - 1] + down[r - 1], out=cost[:, r])
-            relax_row(r)
-        for r in range(h - 2, -1, -1):
-            np.minimum(cost[:, r], cost[:, r + 1] + down[r], out=cost[:, r])
-            relax_row(r)
-    return cost
+    colour: float = 0.0  # ab units: the scale of the difference in the network's own colour from the hint's (0: off)
 
 
 def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread) -> np.ndarray:
@@ -172,8 +142,8 @@ def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: H
     ``L`` is the photo's lightness at ab's size. Each hint's correction is the difference between its
     colour (the chroma that fits at its lightness, as the network was given) and ``ab`` at its pixel;
     a pixel gets the weighted mean of the corrections, ``exp(-d²/2(reach·side)² - ΔL²/2 lightness²
-    - crossed/edges)`` over the hints (crossed: ``lightness_path_cost`` from the hint), with the network's
-    own colour weighted ``floor``. A hint's pixel gets almost all of it.
+    - Δab²/2 colour²)`` over the hints (Δab: the network's own colour there against at the hint), with the
+    network's own colour weighted ``floor``. A hint's pixel gets almost all of it.
     """
     if not hints or spread.reach <= 0:
         return ab
@@ -191,14 +161,17 @@ def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: H
     two_l2 = 2.0 * spread.lightness ** 2
     num = np.zeros((gh, gw, 2), np.float32)
     den = np.full((gh, gw), spread.floor, np.float32)
-    crossed = None
-    if spread.edges > 0:
-        seeds = [(min(gh - 1, int(r * gh / h)), min(gw - 1, int(c * gw / w))) for r, c in pixels]
-        crossed = lightness_path_cost(grid_L, seeds) / np.float32(spread.edges)
-    for k, ((r, c), Lk, d) in enumerate(zip(pixels, L_at, delta, strict=True)):
+    grid_ab = None
+    if spread.colour > 0:
+        grid_ab = cv2.resize(ab, (gw, gh), interpolation=cv2.INTER_AREA).reshape(gh, gw, 2) if (gh, gw) != (h, w) \
+            else ab
+        two_c2 = 2.0 * spread.colour ** 2
+    for (r, c), Lk, d in zip(pixels, L_at, delta, strict=True):
         dist = ((ys - (r + 0.5)) ** 2)[:, None] + ((xs - (c + 0.5)) ** 2)[None, :]
         exponent = -dist / two_d2 - (grid_L - Lk) ** 2 / two_l2
-        weight = np.exp(exponent if crossed is None else exponent - crossed[k])
+        if grid_ab is not None:
+            exponent = exponent - ((grid_ab - ab[r, c]) ** 2).sum(axis=-1) / two_c2
+        weight = np.exp(exponent)
         num += weight[..., None] * d
         den += weight
     correction = (num / den[..., None]).astype(np.float32)

@@ -51,8 +51,8 @@ class ModelConfig:
             to the pixels around it (``hints.HintSpread``; spread 0: not at all). A read-out setting,
             chosen on tuning photos.
         hint_gain: chroma gain on the network's colour of a photo that has hints (``HintSpread.gain``).
-        hint_spread_edges: how much a hint's spread is held back by the lightness edges it crosses
-            (``HintSpread.edges``; 0: not at all).
+        hint_spread_colour: how much a hint's spread is held to pixels the network coloured like the hinted
+            one (``HintSpread.colour``; 0: not at all).
         encoder: the ImageNet encoder, "lite0" or "lite2" (EfficientNet-Lite; Lite2 is wider and deeper).
         hint_channels: 0, or 3 for a model that also reads a colour-hint map (ab and mask) beside L.
         hint_decoder: a hinted model also gets the hint map straight into each decoder stage and the
@@ -76,7 +76,7 @@ class ModelConfig:
     hint_spread_lightness: float = 10.0
     hint_spread_floor: float = 0.05
     hint_gain: float = 1.0
-    hint_spread_edges: float = 0.0
+    hint_spread_colour: float = 0.0
     encoder: str = "lite0"
     hint_channels: int = 0
     hint_decoder: bool = False
@@ -92,7 +92,7 @@ class ModelConfig:
     @property
     def spread(self) -> HintSpread:
         return HintSpread(self.hint_spread, self.hint_spread_lightness, self.hint_spread_floor, self.hint_gain,
-                          self.hint_spread_edges)
+                          self.hint_spread_colour)
 
     @property
     def decoder_hint_channels(self) -> int:

@@ -14,7 +14,6 @@ from engine.hints import (
     HintSpread,
     fit_chroma,
     hint_map,
-    lightness_path_cost,
     sample_hints,
     simulate_hints,
     spread_hints,
@@ -269,32 +268,22 @@ def test_the_spread_gives_a_hint_its_colour_and_leaves_pixels_far_from_every_hin
     assert spread_hints(L, ab, [hint], HintSpread(reach=0.0)) is ab
 
 
-def test_with_edges_a_hint_stays_on_its_side_of_an_outline_between_surfaces_of_one_lightness():
-    """A grey background beside a subject of the same grey, parted by a dark outline: the macaque case."""
+def test_with_a_colour_scale_a_hint_keeps_off_a_surface_the_network_coloured_otherwise():
+    """A grey background beside a subject of the same grey, told apart only by the network's colours."""
     L = np.full((60, 90), 55.0, np.float32)
-    L[:, 44:46] = 15.0  # the outline
     ab = np.zeros((60, 90, 2), np.float32)
+    ab[:, :45] = (-14.0, 26.0)  # the network's green background
+    ab[:, 45:] = (12.0, 19.0)  # and its brown subject
     hint = Hint(0.35, 0.5, (40, 80, 200))
     r, c = hint.pixel(60, 90)
-    mirror = 89 - c  # as far from the outline on the other side
-    plain = spread_hints(L, ab, [hint], HintSpread(reach=0.3, lightness=10.0, floor=0.05))
-    edged = spread_hints(L, ab, [hint], HintSpread(reach=0.3, lightness=10.0, floor=0.05, edges=10.0))
+    mirror = 89 - c  # as far from the boundary on the other side
+    plain = spread_hints(L, ab, [hint], HintSpread(reach=0.3, lightness=10.0, floor=0.05)) - ab
     near = np.abs(plain[r, c + 5]).max()
-    assert np.abs(plain[r, mirror]).max() > 0.5 * near  # without edges the other surface takes the hint too
-    assert np.abs(edged[r, mirror]).max() < 0.05 * near  # with them it keeps its own colour
-    assert np.abs(edged[r, c + 5] - plain[r, c + 5]).max() < 0.1 * near  # the hinted side is as before
-
-
-def test_the_lightness_path_cost_is_the_least_change_along_any_path():
-    L = np.full((20, 30), 50.0, np.float32)
-    L[:, 15] = 90.0  # a wall, with a gap at the bottom row
-    L[19, 15] = 50.0
-    cost = lightness_path_cost(L, [(0, 0)])[0]
-    assert cost[0, 14] == 0.0 and cost[0, 29] == 0.0  # round the wall through the gap: no change crossed
-    L[19, 15] = 90.0  # no gap: every way over the wall climbs 40 and comes down 40
-    cost = lightness_path_cost(L, [(0, 0), (5, 20)])
-    assert cost[0, 0, 14] == 0.0 and cost[0, 0, 16] == pytest.approx(80.0)
-    assert cost[1, 5, 20] == 0.0 and cost[1, 0, 0] == pytest.approx(80.0)
+    assert np.abs(plain[r, mirror]).max() > 0.5 * near  # without it the subject takes the background's hint
+    for scale, most in ((10.0, 0.2), (5.0, 0.01)):  # the colours differ by 27 ab units
+        held = spread_hints(L, ab, [hint], HintSpread(reach=0.3, lightness=10.0, floor=0.05, colour=scale)) - ab
+        assert np.abs(held[r, mirror]).max() < most * near  # the subject keeps (nearly) its own colour
+        assert np.abs(held[r, c + 5] - plain[r, c + 5]).max() < 0.01 * near  # the hinted surface is as before
 
 
 def test_every_hinted_path_of_the_colorizer_applies_the_models_spread_and_hint_free_calls_do_not():

@@ -123,7 +123,7 @@ def test_the_card_of_trained_weights_says_where_the_read_out_was_chosen_and_keep
     assert again["readout_before"] == first["readout_before"]  # what the training chose, not the first re-choice
 
 
-def test_hints_only_keeps_the_automatic_read_out_and_chooses_the_spread_with_its_edges(other_photos, tmp_path):
+def test_hints_only_keeps_the_automatic_read_out_and_chooses_the_spread_with_its_colour_scale(other_photos, tmp_path):
     from engine.model import ModelConfig, with_hint_channels, with_hint_decoder
     from engine.training.train import SPREADS
 
@@ -138,11 +138,11 @@ def test_hints_only_keeps_the_automatic_read_out_and_chooses_the_spread_with_its
     assert r["chosen_on"] == "photos from other sources" and r["gain_db"] == 0.01  # the automatic choice kept
     assert card["readout_search"] == [{"k": 1}] and "readout_before" not in card
     spread = r["hint_spread"]
-    assert {(x["reach"], x["lightness"], x["floor"], x["edges"]) for x in spread["search"]} == set(SPREADS)
+    assert {(x["reach"], x["lightness"], x["floor"], x["colour"]) for x in spread["search"]} == set(SPREADS)
     assert spread["psnr"] == max(x["psnr"] for x in spread["search"])
     c = load_model(tmp_path / "again.pt").config
     assert (c.temperature, c.doubt_pull, c.chroma_gain) == (0.7, 32.0, 1.2)
-    assert (c.hint_spread, c.hint_spread_edges) == (spread["reach"], spread["edges"])
+    assert (c.hint_spread, c.hint_spread_colour) == (spread["reach"], spread["colour"])
     with pytest.raises(ValueError, match="no colour hints"):
         save_weights(random_model(seed=5), tmp_path / "w.pt")
         choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "w.pt", photos=other_photos,

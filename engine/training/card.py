@@ -48,9 +48,9 @@ def _hint_lines(card: dict[str, Any]) -> list[str]:
         spread = readout.get("hint_spread") or {}
         where = "the same photos" if readout.get("chosen_on") == "photos from other sources" else "the tuning photos"
         gain = f", chroma gain {m['hint_gain']} on a hinted photo" if m.get("hint_gain", 1.0) != 1.0 else ""
-        edges = f", edges {m['hint_spread_edges']}" if m.get("hint_spread_edges") else ""
+        colour = f", colour {m['hint_spread_colour']}" if m.get("hint_spread_colour") else ""
         lines.append(f"- Hint spread: reach {m['hint_spread']} of the shorter side, lightness "
-                     f"{m.get('hint_spread_lightness')}, floor {m.get('hint_spread_floor')}{edges}{gain}, "
+                     f"{m.get('hint_spread_lightness')}, floor {m.get('hint_spread_floor')}{colour}{gain}, "
                      f"chosen on {where} "
                      f"with {spread.get('hints', 10)} simulated hints each "
                      f"({spread.get('gain_over_no_spread_db', 0):+.2f} dB there over no spread).")

@@ -142,7 +142,7 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
         model.config = ModelConfig.from_dict({**model.config.to_dict(), "hint_spread": spread["reach"],
                                               "hint_spread_lightness": spread["lightness"],
                                               "hint_spread_floor": spread["floor"], "hint_gain": spread["gain"],
-                                              "hint_spread_edges": spread["edges"]})
+                                              "hint_spread_colour": spread["colour"]})
         readout["hint_spread"] = {**spread, "search": spread_rows}
     card = before
     # A second run keeps what the training chose, not the first re-choice.

@@ -205,7 +205,7 @@ def choose_readout(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: 
 SPREAD_HINTS = 10  # simulated hints per tuning crop when choosing the hint spread
 SPREADS = [(0.0, 10.0, 0.05, 0.0)] + [(r, lt, f, e) for r in (0.1, 0.2, 0.3, 0.45, 0.6) for lt in (5.0, 10.0, 20.0)
                                       for f in (0.02, 0.05, 0.2)
-                                      for e in (0.0, 10.0, 20.0, 40.0, 80.0)]  # (reach, lightness, floor, edges)
+                                      for e in (0.0, 5.0, 10.0, 20.0, 40.0)]  # (reach, lightness, floor, colour)
 
 
 def choose_spread(model: CVUNet, L: np.ndarray, ab: np.ndarray,
@@ -248,11 +248,11 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
         i = j
     rows = []
     for gain in gains:
-        for reach, lightness, floor, edges in SPREADS:
-            spread = HintSpread(reach, lightness, floor, gain, edges)
+        for reach, lightness, floor, colour in SPREADS:
+            spread = HintSpread(reach, lightness, floor, gain, colour)
             outs = [color.join_lab(item.L, unpack(spread_on_half(raw[i], item, hints[i], spread), item))
                     for i, item in enumerate(items)]
-            rows.append({"reach": reach, "lightness": lightness, "floor": floor, "gain": gain, "edges": edges,
+            rows.append({"reach": reach, "lightness": lightness, "floor": floor, "gain": gain, "colour": colour,
                          "psnr": float(np.mean([color.psnr(o, t) for o, t in zip(outs, truths, strict=True)])),
                          "colourfulness_ratio": float(np.mean([color.colourfulness(color.to_uint8(o)) for o in outs]))
                          / max(original, 1e-6)})
@@ -595,7 +595,7 @@ def train(s: TrainSettings) -> dict[str, Any]:
         model.config = ModelConfig.from_dict({**model.config.to_dict(), "hint_spread": spread["reach"],
                                               "hint_spread_lightness": spread["lightness"],
                                               "hint_spread_floor": spread["floor"],
-                                              "hint_spread_edges": spread["edges"]})
+                                              "hint_spread_colour": spread["colour"]})
         readout["hint_spread"] = {**spread, "search": spread_rows}
     final = quality(model, val_L, val_ab) if val_L is not None and val_ab is not None else {}
     minutes = (elapsed_before + time.monotonic() - t0) / 60
