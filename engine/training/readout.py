@@ -33,8 +33,8 @@ from .train import choose_spread_on_photos
 log = logging.getLogger(__name__)
 
 READOUT_TEMPERATURES = (0.45, 0.7, 1.0, 1.4)
-READOUT_PULLS = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0)
-READOUT_GAINS = tuple(round(0.5 + 0.1 * i, 1) for i in range(12))  # 0.5 .. 1.6: a strong pull needs a high gain
+READOUT_PULLS = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+READOUT_GAINS = tuple(round(0.5 + 0.1 * i, 1) for i in range(8))  # 0.5 .. 1.2 (a wider grid: docs/experiments)
 READOUT_HINT_GAINS = (1.0, 1.1, 1.2, 1.3, 1.4, 1.5)  # on a hinted photo's own colour, before the hints' corrections
 
 
