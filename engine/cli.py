@@ -249,6 +249,8 @@ def _readout(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.weights}: no such weights file")
     if not args.photos.is_dir():
         raise UsageError(f"{args.photos} is not a folder")
+    if args.hints_only and args.min_gain != 0.0:
+        raise UsageError("--min-gain chooses the automatic read-out, which --hints-only keeps as it is")
     if args.hint_colour_target is not None and not 0.0 < args.hint_colour_target <= 2.0:
         raise UsageError(f"--hint-colour-target {args.hint_colour_target}: a share of the colour, above 0")
     card = choose_readout_elsewhere(ReadoutSettings(weights=args.weights, photos=args.photos, out=args.out,
@@ -297,7 +299,7 @@ class _DefaultsHelp(argparse.ArgumentDefaultsHelpFormatter):
     """Defaults in the help, except where there is none to show or the help already says it."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.default in (None, False) or "default" in (action.help or ""):
+        if action.default is None or action.default is False or "default" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
 

@@ -123,10 +123,10 @@ class HintSpread:
     gain: a chroma gain on the network's colour of a photo that has hints, before their corrections. The
         automatic read-out is muted for photos of unknown kinds (``readout``); hints say what the colours
         are and that the user wants them, so a hinted photo may keep more of the network's colour.
-        colour: the scale (ab units) of the difference between the network's own colour at a pixel and at
-        the hint: without it a hint on a grey background also recolours a subject of similar lightness
-        beside it (the network itself carries a hint only a little way), where the network had told the
-        two apart by their colours.
+    colour: the scale (ab units) of the difference between the network's own colour at a pixel and at
+        the hint (its cell of the spread's grid): without it a hint on a grey background also recolours a
+        subject of similar lightness beside it (the network itself carries a hint only a little way), where
+        the network had told the two apart by their colours.
     """
 
     reach: float = 0.0
@@ -169,8 +169,9 @@ def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: H
     for (r, c), Lk, d in zip(pixels, L_at, delta, strict=True):
         dist = ((ys - (r + 0.5)) ** 2)[:, None] + ((xs - (c + 0.5)) ** 2)[None, :]
         exponent = -dist / two_d2 - (grid_L - Lk) ** 2 / two_l2
-        if grid_ab is not None:
-            exponent = exponent - ((grid_ab - ab[r, c]) ** 2).sum(axis=-1) / two_c2
+        if grid_ab is not None:  # against the hint's own grid cell: weight 1 there, even on a colour edge
+            here = grid_ab[min(gh - 1, int(r * gh / h)), min(gw - 1, int(c * gw / w))]
+            exponent = exponent - ((grid_ab - here) ** 2).sum(axis=-1) / two_c2
         weight = np.exp(exponent)
         num += weight[..., None] * d
         den += weight

@@ -286,6 +286,24 @@ def test_with_a_colour_scale_a_hint_keeps_off_a_surface_the_network_coloured_oth
         assert np.abs(held[r, c + 5] - plain[r, c + 5]).max() < 0.01 * near  # the hinted surface is as before
 
 
+def test_a_hint_on_the_edge_of_two_network_colours_still_gets_its_colour_there():
+    """At 256 px the spread works on a coarser grid than the photo (the app's half-size ab)."""
+    L = np.full((256, 256), 55.0, np.float32)
+    ab = np.zeros((256, 256, 2), np.float32)
+    ab[:, :129] = (-14.0, 26.0)
+    ab[:, 129:] = (12.0, 19.0)  # the edge inside the grid cell of pixels 128 and 129
+    hint = Hint(128.5 / 256, 0.5, (40, 80, 200))
+    r, c = hint.pixel(256, 256)
+    assert c == 128  # the last pixel left of the edge
+    (want,) = fit_chroma(np.array([55.0], np.float32), np.array([hint.ab()], np.float32))
+    out = spread_hints(L, ab, [hint], HintSpread(reach=0.3, lightness=10.0, floor=0.02, colour=5.0))
+    d = want - ab[r, c]
+    share = float(np.dot(out[r, c] - ab[r, c], d) / np.dot(d, d))
+    # The hint's grid cell, half of each colour, is the reference: it gets all of the correction, and the
+    # hinted pixel, blending it with its left neighbour cell (upsampled linearly), nearly all.
+    assert share > 0.8
+
+
 def test_every_hinted_path_of_the_colorizer_applies_the_models_spread_and_hint_free_calls_do_not():
     c = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=64), model=spread_model())
     photo = colour_photo(48, 64, 3)

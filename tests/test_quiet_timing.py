@@ -104,3 +104,76 @@ def test_on_the_cpu_no_decode_or_write_runs_during_a_model_call(compare, tmp_pat
     assert len(intervals["io"]) == 18 and len(intervals["model"]) == (10 if compare else 5)  # 5 batches
     overlaps = [(m, io) for m in intervals["model"] for io in intervals["io"] if io[0] < m[1] and m[0] < io[1]]
     assert overlaps == []
+
+
+def test_an_interrupt_while_a_timed_call_waits_leaves_background_work_free(monkeypatch):
+    gate = QuietGate()
+    holding, release = threading.Event(), threading.Event()
+
+    def running_work():
+        with gate.background():
+            holding.set()
+            release.wait(5)
+
+    t = threading.Thread(target=running_work)
+    t.start()
+    holding.wait(5)
+    real_wait = gate._cond.wait
+
+    def interrupted(*a, **kw):
+        monkeypatch.setattr(gate._cond, "wait", real_wait)
+        raise KeyboardInterrupt  # Ctrl-C while the model call waits for the running decode
+
+    monkeypatch.setattr(gate._cond, "wait", interrupted)
+    with pytest.raises(KeyboardInterrupt), gate.timed():
+        pass
+    release.set()
+    t.join(5)
+    entered = threading.Event()
+
+    def later_work():
+        with gate.background():
+            entered.set()
+
+    threading.Thread(target=later_work, daemon=True).start()
+    assert entered.wait(5)  # a waiting count left behind would hold it for ever
+
+
+def test_a_cancel_while_the_model_call_waits_for_a_decode_drops_the_batch_uncolorized(tmp_path, monkeypatch):
+    import engine.batch.decode_ahead as decode_ahead
+    from engine.batch.pipeline import RunControl
+
+    real_decode = decode_ahead.decode
+    second_started, release = threading.Event(), threading.Event()
+    control = RunControl()
+
+    def decode(path, *a, **kw):
+        if path.name == "p0.png":
+            second_started.wait(5)  # photo 0 is ready only once photo 1's decode runs beside
+        if path.name == "p1.png":
+            second_started.set()
+            release.wait(5)
+        return real_decode(path, *a, **kw)
+
+    def cancel_then_release():
+        second_started.wait(5)
+        time.sleep(0.3)  # the model call for photo 0 is waiting for photo 1's decode by now
+        control.cancel()
+        release.set()
+
+    monkeypatch.setattr(decode_ahead, "decode", decode)
+    calls = []
+    ours = Colorizer.create(ColorizeSettings(device="cpu", size=64, batch_size=1, precision="fp32"),
+                            model=random_model())
+    real_infer = ours.infer_photos
+    ours.infer_photos = lambda *a, **kw: calls.append(1) or real_infer(*a, **kw)  # type: ignore[method-assign]
+    for i in range(3):
+        write_grey(tmp_path / "in" / f"p{i}.png", 40, 50, i)
+    jobs, _ = collect_inputs([tmp_path / "in"])
+    threading.Thread(target=cancel_then_release, daemon=True).start()
+    results = []
+    summary = BatchPipeline(ours, ExportOptions(tmp_path / "out"), decode_workers=2).run(
+        jobs, on_result=results.append, control=control)
+    assert summary.cancelled and summary.done == 0 and calls == []
+    assert [r.status for r in results] == ["cancelled"] * 3
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

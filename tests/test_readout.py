@@ -143,7 +143,7 @@ def test_hints_only_keeps_the_automatic_read_out_and_chooses_the_spread_with_its
     c = load_model(tmp_path / "again.pt").config
     assert (c.temperature, c.doubt_pull, c.chroma_gain) == (0.7, 32.0, 1.2)
     assert (c.hint_spread, c.hint_spread_colour) == (spread["reach"], spread["colour"])
+    save_weights(random_model(seed=5), tmp_path / "w.pt")
     with pytest.raises(ValueError, match="no colour hints"):
-        save_weights(random_model(seed=5), tmp_path / "w.pt")
         choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "w.pt", photos=other_photos,
                                                  out=tmp_path / "x.pt", size=64, hints_only=True))

@@ -252,7 +252,7 @@ class BatchPipeline:
                 if stopping():
                     self._drop(taken, writes, summary.stopped_reason or "cancelled before it was colorized")
                     break
-                self._colorize(taken, writes, summary, diffs)
+                self._colorize(taken, writes, summary, diffs, stopping)
                 ahead.release_taken()
                 writes.throttle(stop=stopping)
             if stopping():
@@ -320,31 +320,37 @@ class BatchPipeline:
                 writes.add(PhotoResult(d.job.index, d.job.path, "cancelled", reason))
 
     def _colorize(self, taken: list[Decoded], writes: OrderedWrites, summary: BatchSummary,
-                  diffs: DiffHistogram) -> None:
+                  diffs: DiffHistogram, stopping: Callable[[], bool]) -> None:
         """One model call for the photos taken up; each photo's result (and write) queued in input order."""
         batch = [d for d in taken if d.prepared is not None]
-        inferred = iter(self._infer(batch, summary, diffs) if batch else [])
+        inferred = iter(self._infer(batch, summary, diffs, stopping) if batch else [])
         for d in taken:
             if d.prepared is None:
                 writes.add(_result_of(d))
             else:
                 writes.add(*next(inferred))
 
-    def _infer(self, batch: list[Decoded], summary: BatchSummary, diffs: DiffHistogram) -> list[_Outcome]:
+    def _infer(self, batch: list[Decoded], summary: BatchSummary, diffs: DiffHistogram,
+               stopping: Callable[[], bool]) -> list[_Outcome]:
         """Colorize one batch; each photo's result and its write (None: nothing to write), in batch order."""
         items = [d.prepared for d in batch if d.prepared is not None]
         points = [self.hints.get(d.job.index, ()) for d in batch]
         hints = points if any(points) else None
+        inferred: list[Inference] | None = None
         try:
             c = self.colorizer
             with self._gate.timed():
-                t = time.perf_counter()
-                inferred = c.infer_photos(items) if hints is None else c.infer_photos(items, hints)
-                infer_s = time.perf_counter() - t
+                if not stopping():  # a cancel that came while the decodes and writes running beside finished
+                    t = time.perf_counter()
+                    inferred = c.infer_photos(items) if hints is None else c.infer_photos(items, hints)
+                    infer_s = time.perf_counter() - t
         except Exception as err:  # noqa: BLE001 - one bad batch must not end the run
             log.warning("colorization failed", exc_info=True)
             reason = f"colorization failed: {short_reason(err, 160)}"
             return [(self._failed(d, reason), None) for d in batch]
+        if inferred is None:
+            why = summary.stopped_reason or "cancelled before it was colorized"
+            return [(PhotoResult(d.job.index, d.job.path, "cancelled", why), None) for d in batch]
         summary.infer_s += infer_s
         compare_ms, photo_diffs = self._compare(items, hints, inferred, summary, diffs)
         if compare_ms is not None:
@@ -387,12 +393,13 @@ class BatchPipeline:
         try:
             with self._gate.timed():
                 t = time.perf_counter()
-                other = self.compare.infer(pack(items), pack_hints(items, hints))
+                raw = self.compare.infer(pack(items), pack_hints(items, hints))
+                # Ours has its hints' corrections spread (infer_photos), inside its time: so must theirs.
+                other = [self.compare.spread(theirs, item, hints[k] if hints is not None else ())
+                         for k, (item, theirs) in enumerate(zip(items, raw, strict=True))]
                 c_s = time.perf_counter() - t
             per_photo = []
-            for k, (item, ab, theirs) in enumerate(zip(items, ours, other, strict=True)):
-                # Ours has its hints' corrections spread (infer_photos): so must theirs, or the spread is measured.
-                theirs = self.compare.spread(theirs, item, hints[k] if hints is not None else ())
+            for item, ab, theirs in zip(items, ours, other, strict=True):
                 h, w = ((n + 1) // 2 for n in item.small.shape)  # the photo's own part of the half-size canvas
                 d = np.abs(theirs[:, :h, :w] - ab[:, :h, :w])
                 per_photo.append((float(np.percentile(d, 99.9)), float(d.max())))

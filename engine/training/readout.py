@@ -149,7 +149,8 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
     if "readout_before" not in card and not s.hints_only:
         card["readout_before"] = card.get("readout")
         card["validation_256px_centre_crops_before"] = card.get("validation_256px_centre_crops")
-    card.pop("validation_256px_centre_crops", None)  # measured with the old read-out
+    if not s.hints_only:
+        card.pop("validation_256px_centre_crops", None)  # measured with the old read-out
     edges = [] if s.hints_only else on_grid_edge(chosen)
     if edges:
         log.warning("the chosen read-out is on the edge of the grid (%s): a wider grid might choose otherwise",
