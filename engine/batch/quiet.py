@@ -1,12 +1,12 @@
 """Model calls on the CPU, and every timed one, run with no decode or write alongside.
 
 Why: the CPU runtimes use every core, and a JPEG decode or encode beside a model call slowed it about
-six-fold on 2 cores (16 photos of 3200 x 2400: 0.37 s of model time alone, 2.2 s beside the I/O) while
-saving less than that in overlap: held apart, the batch ran 6.5-7.0 photos/s instead of 4.8-5.5 (4 runs
-each; 29 against 26 photos/s on smaller photos; docs/quiet-gate-timing.txt). In compare mode the two
-engines, timed one after the other, were slowed unequally: the speed-up read 0.9x-1.1x in three runs of
-the same photos (0.8x-3x in the app), and 4.5x-5.3x with the calls held apart. On a GPU
-the model call leaves the cores free, so I/O overlaps it unless the call is being timed against another.
+six-fold on 2 cores (16 photos of 3200 x 2400: 0.37-0.42 s of model time alone, 2.3-3.6 s beside the
+I/O) while saving less than that in overlap: held apart, the batch ran 6.5-7.0 photos/s instead of
+3.6-4.9 (4 runs each; 28-29 against 25-27 photos/s on 40 smaller photos; docs/quiet-gate-timing.txt, from
+tools/quiet_gate_timing.py). In compare mode the two engines, timed one after the other, were slowed
+unequally: the speed-up read 1.1x-1.5x in three runs of the same photos (0.8x-3x in the app), and
+4.2x-6.0x with the calls held apart.
 Background work may overlap other background work; a model call waits for the running background work
 to finish, and holds new work until it is done.
 """
