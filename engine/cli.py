@@ -260,7 +260,7 @@ def _readout(args: argparse.Namespace) -> int:
     r = card["readout"]
     if args.hints_only:
         h = r["hint_spread"]
-        print(f"hint spread on {len(r['hint_spread'].get('search', []))} settings: reach {h['reach']}, lightness "
+        print(f"hint spread on {len(h.get('search', []))} settings: reach {h['reach']}, lightness "
               f"{h['lightness']}, floor {h['floor']}, colour {h['colour']} ({h['gain_over_no_spread_db']:+.2f} dB over "
               f"no spread at {h['hints']} hints) -> {args.out}")
         return 0

@@ -154,7 +154,12 @@ def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: H
     delta = want - np.array([ab[r, c] for r, c in pixels], np.float32)
     scale = min(1.0, SPREAD_GRID / max(h, w))
     gh, gw = max(1, round(h * scale)), max(1, round(w * scale))
-    grid_L = cv2.resize(L, (gw, gh), interpolation=cv2.INTER_AREA) if (gh, gw) != (h, w) else L
+
+    def to_grid(a: np.ndarray) -> np.ndarray:
+        return cv2.resize(a, (gw, gh), interpolation=cv2.INTER_AREA).reshape(gh, gw, *a.shape[2:]) \
+            if (gh, gw) != (h, w) else a
+
+    grid_L = to_grid(L)
     ys = (np.arange(gh, dtype=np.float32) + 0.5) * (h / gh)
     xs = (np.arange(gw, dtype=np.float32) + 0.5) * (w / gw)
     two_d2 = 2.0 * (spread.reach * min(h, w)) ** 2
@@ -163,8 +168,7 @@ def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: H
     den = np.full((gh, gw), spread.floor, np.float32)
     grid_ab = None
     if spread.colour > 0:
-        grid_ab = cv2.resize(ab, (gw, gh), interpolation=cv2.INTER_AREA).reshape(gh, gw, 2) if (gh, gw) != (h, w) \
-            else ab
+        grid_ab = to_grid(ab)
         two_c2 = 2.0 * spread.colour ** 2
     for (r, c), Lk, d in zip(pixels, L_at, delta, strict=True):
         dist = ((ys - (r + 0.5)) ** 2)[:, None] + ((xs - (c + 0.5)) ** 2)[None, :]

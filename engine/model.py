@@ -377,9 +377,10 @@ class CVUNet(nn.Module):
         """The forward_train of several read-out temperatures, the network run once: [(logits, ab at 1/2 size)]."""
         logits, f1, hint_map = self._network(L, hints)
         features = self._hint_features(hint_map, f1)
+        scores = logits.float()
         out = []
         for t in temperatures:
-            ab = annealed_mean(logits.float(), self.bins, t)
+            ab = annealed_mean(scores, self.bins, t)
             out.append((logits, self.refine(ab, f1.to(ab.dtype), features)))
         return out
 

@@ -317,7 +317,7 @@ class BatchPipeline:
             if d.prepared is None:
                 writes.add(_result_of(d))
             else:
-                writes.add(PhotoResult(d.job.index, d.job.path, "cancelled", reason))
+                writes.add(BatchPipeline._cancelled(d, reason))
 
     def _colorize(self, taken: list[Decoded], writes: OrderedWrites, summary: BatchSummary,
                   diffs: DiffHistogram, stopping: Callable[[], bool]) -> None:
@@ -350,7 +350,7 @@ class BatchPipeline:
             return [(self._failed(d, reason), None) for d in batch]
         if inferred is None:
             why = summary.stopped_reason or "cancelled before it was colorized"
-            return [(PhotoResult(d.job.index, d.job.path, "cancelled", why), None) for d in batch]
+            return [(self._cancelled(d, why), None) for d in batch]
         summary.infer_s += infer_s
         compare_ms, photo_diffs = self._compare(items, hints, inferred, summary, diffs)
         if compare_ms is not None:
@@ -373,6 +373,10 @@ class BatchPipeline:
                 res.preview = _preview_from_source(d.prepared, source, self.preview_size)
             out.append((res, self._gate.wrap(partial(write_photo, d, source, self.export))))
         return out
+
+    @staticmethod
+    def _cancelled(d: Decoded, reason: str) -> PhotoResult:
+        return PhotoResult(d.job.index, d.job.path, "cancelled", reason)
 
     @staticmethod
     def _failed(d: Decoded, reason: str) -> PhotoResult:

@@ -69,7 +69,7 @@ class QuietGate:
         return gated
 
 
-class NoGate(QuietGate):
+class NoGate:
     """Every overlap allowed: a GPU model call overlapping CPU work, with nothing timed against it."""
 
     @contextmanager
@@ -84,6 +84,6 @@ class NoGate(QuietGate):
         return work
 
 
-def gate_for(device_type: str, comparing: bool) -> QuietGate:
+def gate_for(device_type: str, comparing: bool) -> QuietGate | NoGate:
     """The gate a batch needs: model calls alone on the CPU, or when two engines are timed against each other."""
     return QuietGate() if device_type == "cpu" or comparing else NoGate()

@@ -135,6 +135,14 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
             "names": photos.names, "min_gain_db": s.min_gain_db,
             **{k: round(v, 3) for k, v in chosen.items()},
         }
+        if "readout_before" not in before:  # a second run keeps what the training chose, not the first re-choice
+            before["readout_before"] = before.get("readout")
+            before["validation_256px_centre_crops_before"] = before.get("validation_256px_centre_crops")
+        before.pop("validation_256px_centre_crops", None)  # measured with the old read-out
+        readout["on_grid_edge"] = on_grid_edge(chosen)
+        if readout["on_grid_edge"]:
+            log.warning("the chosen read-out is on the edge of the grid (%s): a wider grid might choose otherwise",
+                        ", ".join(readout["on_grid_edge"]))
     if model.config.hint_channels:
         gains = (1.0,) if s.hint_colour_target is None else READOUT_HINT_GAINS
         spread, spread_rows = choose_spread_on_photos(model, photos.images, s.size, gains=gains,
@@ -145,18 +153,6 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
                                               "hint_spread_colour": spread["colour"]})
         readout["hint_spread"] = {**spread, "search": spread_rows}
     card = before
-    # A second run keeps what the training chose, not the first re-choice.
-    if "readout_before" not in card and not s.hints_only:
-        card["readout_before"] = card.get("readout")
-        card["validation_256px_centre_crops_before"] = card.get("validation_256px_centre_crops")
-    if not s.hints_only:
-        card.pop("validation_256px_centre_crops", None)  # measured with the old read-out
-    edges = [] if s.hints_only else on_grid_edge(chosen)
-    if edges:
-        log.warning("the chosen read-out is on the edge of the grid (%s): a wider grid might choose otherwise",
-                    ", ".join(edges))
-    if not s.hints_only:
-        readout["on_grid_edge"] = edges
     card.update({
         "model": model.config.to_dict(),
         "readout": readout,
