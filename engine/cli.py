@@ -115,7 +115,7 @@ def _colorize(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         control.cancel()
         report.close()
-        print("cancelled", file=sys.stderr)
+        print(report.cancelled_text(len(jobs), export.output_dir), file=sys.stderr)
         return 130
     report.close()
     if summary.stopped_reason:
@@ -132,6 +132,8 @@ class _PhotoReport:
     def __init__(self) -> None:
         self.bar: ProgressBar | None = None
         self.failed = 0
+        self.skipped = 0
+        self.done = 0
 
     def start(self, total: int) -> None:
         self.bar = ProgressBar(total, unit="photos")
@@ -139,8 +141,10 @@ class _PhotoReport:
     def __call__(self, r: PhotoResult) -> None:
         log.debug("%s: %s -> %s (decode %.0f ms, model %.0f ms, write %.0f ms, %dx%d)", printable(r.source), r.status,
                   printable(r.output) if r.output else "-", r.decode_ms, r.infer_ms, r.encode_ms, r.width, r.height)
+        self.skipped += r.status == "skipped"
+        self.done += r.status == "done"
         if self.bar is not None:
-            self.bar.update(self.bar.count + 1, one_line(r.source.name, 40))
+            self.bar.update(self.bar.count + 1, one_line(r.source.name, 40), skipped=self.skipped)
         if r.status == "failed":
             self.failed += 1
             self.close()
@@ -152,6 +156,13 @@ class _PhotoReport:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+    def cancelled_text(self, total: int, output_dir: Path) -> str:
+        """What Ctrl-C leaves behind, and how to go on from there."""
+        others = ", ".join(f"{n} {what}" for n, what in ((self.skipped, "skipped"), (self.failed, "failed")) if n)
+        return (f"cancelled: {self.done} of {total} photos written to {printable(output_dir)}"
+                f"{f' ({others})' if others else ''}; run the same command with --skip-existing to go on "
+                "where it stopped")
 
 
 def _print_problems(total: int, problems: list[str]) -> None:

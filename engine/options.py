@@ -5,7 +5,7 @@ build and validate requests without loading the model's libraries.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -212,8 +212,8 @@ class BatchSummary:
         return self.compare_infer_s / self.compared_infer_s
 
     def add(self, result: PhotoResult) -> None:
-        """Count one reported photo."""
-        self.results.append(result)
+        """Count one reported photo. Its preview is not kept: a summary of 10,000 photos must stay small."""
+        self.results.append(replace(result, preview=None) if result.preview is not None else result)
         if result.status == "done":
             self.done += 1
         elif result.status == "failed":

@@ -26,6 +26,8 @@ class ProgressBar:
 
     ``first``: the count the run resumed from (the rate counts only this run's steps).
     ``time_left`` in ``update``: a time budget that caps the ETA (training with ``--max-minutes``).
+    ``skipped`` in ``update``: how many of the steps counted took no work (``--skip-existing``): they move the
+    bar but not the rate, so a resumed run's ETA is the time its remaining work takes.
     """
 
     def __init__(self, total: int, *, unit: str = "it", every: int = 0, first: int = 0,
@@ -33,6 +35,7 @@ class ProgressBar:
         self.total, self.unit, self.every, self.first, self.width = total, unit, every, first, width
         self.stream = stream if stream is not None else sys.stderr
         self.count = first
+        self.skipped = 0
         self.start = time.monotonic()
         isatty = getattr(self.stream, "isatty", None)
         self.on_terminal = bool(isatty and isatty())
@@ -40,17 +43,22 @@ class ProgressBar:
 
     def line(self, secs: float, note: str = "", time_left: float | None = None) -> str:
         """The bar's text after ``secs`` seconds (no carriage return, no newline)."""
-        done = self.count - self.first
+        done = self.count - self.first - self.skipped
         rate = done / secs if secs > 0 else 0.0
         eta = (self.total - self.count) / rate if rate > 0 else None
+        if self.count >= self.total:
+            eta = 0.0
         if time_left is not None:
             eta = min(eta, time_left) if eta is not None else time_left
         fill = int(self.width * min(max(self.count, 0), self.total) / self.total) if self.total > 0 else self.width
-        return (f"[{'#' * fill}{'.' * (self.width - fill)}] {self.count}/{self.total} {rate:.2f} {self.unit}/s "
-                f"ETA {format_eta(eta)} {note}").rstrip()
+        skipped = f" ({self.skipped} skipped)" if self.skipped else ""
+        return (f"[{'#' * fill}{'.' * (self.width - fill)}] {self.count}/{self.total}{skipped} "
+                f"{rate:.2f} {self.unit}/s ETA {format_eta(eta)} {note}").rstrip()
 
-    def update(self, count: int, note: str = "", time_left: float | None = None) -> None:
+    def update(self, count: int, note: str = "", time_left: float | None = None, skipped: int | None = None) -> None:
         self.count = count
+        if skipped is not None:
+            self.skipped = skipped
         if self.on_terminal:
             columns = shutil.get_terminal_size((100, 24)).columns
             text = self.line(time.monotonic() - self.start, note, time_left)[: max(columns - 1, 20)]

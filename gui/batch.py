@@ -17,11 +17,14 @@ from .request import BatchRequest
 
 
 class Progress:
-    """Count and ETA of a running batch; paused time counts neither towards the speed nor the countdown."""
+    """Count and ETA of a running batch; paused time counts neither towards the speed nor the countdown, and
+    skipped photos (their output exists) move the count but not the speed: a resumed batch's ETA is its work's.
+    """
 
     def __init__(self, total: int) -> None:
         self.total = total
         self.processed = 0
+        self.skipped = 0
         self._start = time.monotonic()
         self._paused_at: float | None = None
         self._paused_s = 0.0
@@ -31,8 +34,9 @@ class Progress:
     def paused(self) -> bool:
         return self._paused_at is not None
 
-    def photo_done(self) -> None:
+    def photo_done(self, skipped: bool = False) -> None:
         self.processed += 1
+        self.skipped += skipped
         self._at_last = self.elapsed_s()
 
     def pause(self) -> None:
@@ -50,9 +54,12 @@ class Progress:
 
     def eta_s(self) -> float | None:
         """Seconds left at the speed so far, counting down between photos; None before the first photo is through."""
-        if self.processed == 0:
+        worked = self.processed - self.skipped
+        if self.processed >= self.total:
+            return 0.0
+        if worked == 0:
             return None
-        left = self._at_last / self.processed * (self.total - self.processed)
+        left = self._at_last / worked * (self.total - self.processed)
         return max(0.0, left - (self.elapsed_s() - self._at_last))
 
 
@@ -67,7 +74,8 @@ def progress_format(progress: Progress | None) -> str:
     """The progress bar's text: count and ETA, or "paused" while paused (the ETA does not run then)."""
     if progress is None:
         return "%v / %m"
-    return "%v / %m · paused" if progress.paused else f"%v / %m · {format_eta(progress.eta_s())}"
+    skipped = f" · {progress.skipped} skipped" if progress.skipped else ""
+    return f"%v / %m{skipped} · paused" if progress.paused else f"%v / %m{skipped} · {format_eta(progress.eta_s())}"
 
 
 class BatchController(QObject):
@@ -160,7 +168,7 @@ class BatchController(QObject):
     @Slot(object)
     def _on_image_done(self, result: Any) -> None:
         if self.progress is not None and result.status != "cancelled":
-            self.progress.photo_done()
+            self.progress.photo_done(skipped=result.status == "skipped")
         self.image_done.emit(result)
 
     @Slot(object)

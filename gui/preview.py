@@ -78,17 +78,25 @@ def preview_from_files(source: Path, output: Path | None, size: int) -> tuple[np
 
 
 class PreviewCache:
-    """The last ``capacity`` previews by queue key (each holds float arrays: a few MB)."""
+    """The most recent previews by queue key, held to a memory budget (each is a few MB of float arrays):
+    what a 10,000-photo batch keeps is bounded by ``budget_mb``, not by the queue's length.
+    """
 
-    def __init__(self, capacity: int = 40) -> None:
+    def __init__(self, budget_mb: float = 160.0, capacity: int = 40) -> None:
+        self.budget_bytes = int(budget_mb * 2**20)
         self.capacity = capacity
         self._items: OrderedDict[int, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._bytes = 0
 
     def put(self, key: int, L: np.ndarray, ab: np.ndarray) -> None:
+        old = self._items.pop(key, None)
+        if old is not None:
+            self._bytes -= old[0].nbytes + old[1].nbytes
         self._items[key] = (L, ab)
-        self._items.move_to_end(key)
-        while len(self._items) > self.capacity:
-            self._items.popitem(last=False)
+        self._bytes += L.nbytes + ab.nbytes
+        while len(self._items) > 1 and (len(self._items) > self.capacity or self._bytes > self.budget_bytes):
+            _, (oL, oab) = self._items.popitem(last=False)
+            self._bytes -= oL.nbytes + oab.nbytes
 
     def get(self, key: int) -> tuple[np.ndarray, np.ndarray] | None:
         item = self._items.get(key)
@@ -96,8 +104,16 @@ class PreviewCache:
             self._items.move_to_end(key)
         return item
 
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._items)
+
     def clear(self) -> None:
         self._items.clear()
+        self._bytes = 0
 
 
 class ZoomView(QGraphicsView):

@@ -2,26 +2,31 @@
 """Soak benchmark: colorize many photos in one batch and watch memory, file handles and threads.
 
     python scripts/soak.py --photos 1000 --size 256
+    python scripts/soak.py --photos 1000 --app          # the window, offscreen, as `main.py FOLDER --start`
 
-Generates N grey photos (a few sizes and formats, cycled) in a temporary folder, colorizes them
+Generates N grey photos (a few sizes and formats, cycled) in nested folders, colorizes them
 with ``BatchPipeline`` (the shipped weights in resources/models/colorizer.pt if present, else an
-untrained model of the same architecture: the memory behaviour is the same, the colours are not),
-samples resident memory, open file descriptors and Python threads every ``--every`` photos, and
-prints a table and the largest RSS growth after the warm-up.
+untrained model of the same architecture: the memory behaviour is the same, the colours are not)
+or, with ``--app``, in the app's window with its previews, queue and charts, samples resident memory,
+open file descriptors and Python threads every ``--every`` photos, and prints a table and the largest
+RSS growth after the warm-up.
 
-Exit status: 0 when the growth after warm-up stays under ``--max-growth-mb`` and no file
-descriptors or threads are left behind after the batch; 1 otherwise; 2 for bad arguments.
+Exit status: 0 when the growth after warm-up stays under ``--max-growth-mb``, every photo was colorized
+and (not with ``--app``, whose QApplication keeps its own) no file descriptors or threads are left behind
+after the batch; 1 otherwise; 2 for bad arguments.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import shutil
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +40,7 @@ from engine.batch.inputs import collect_inputs  # noqa: E402
 from engine.batch.pipeline import BatchPipeline  # noqa: E402
 from engine.colorizer import Colorizer  # noqa: E402
 from engine.model import CVUNet, ModelConfig  # noqa: E402
-from engine.options import ColorizeSettings, ExportOptions, PhotoResult  # noqa: E402
+from engine.options import BatchSummary, ColorizeSettings, ExportOptions, PhotoResult  # noqa: E402
 from engine.weights import DEFAULT_WEIGHTS  # noqa: E402
 
 
@@ -53,7 +58,7 @@ def make_photos(folder: Path, n: int, sizes: list[tuple[int, int]]) -> None:
     exts = [".jpg", ".png", ".jpg", ".tif"]
     for i in range(n):
         w, h = sizes[i % len(sizes)]
-        sub = folder / f"roll {i // 100:02d}"
+        sub = folder / f"{1940 + i // 500}" / f"roll {i // 100:02d}"
         sub.mkdir(parents=True, exist_ok=True)
         ok, buf = cv2.imencode(exts[i % len(exts)], grey(h, w, i))
         assert ok
@@ -70,6 +75,36 @@ def parse_sizes(text: str) -> list[tuple[int, int]]:
     return sizes  # type: ignore[return-value]
 
 
+def run_in_app(folder: Path, out: Path, on_result: Callable[[PhotoResult], None]) -> BatchSummary:
+    """``main.py FOLDER --output OUT --start`` in an offscreen window with fresh settings; the summary when done."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from gui.app import build_window, parse_args
+    from gui.worker import Backend
+
+    app = QApplication.instance() or QApplication(["soak"])
+    settings = QSettings(str(out.parent / "soak-settings.ini"), QSettings.Format.IniFormat)
+    window = build_window(parse_args([str(folder), "--output", str(out)]), Backend(), settings)
+    window.resize(1400, 900)
+    window.show()
+    summaries: list[BatchSummary] = []
+    window.controller.image_done.connect(on_result)
+
+    def finished(summary: BatchSummary) -> None:
+        summaries.append(summary)
+        QTimer.singleShot(0, app.quit)
+
+    window.controller.finished.connect(finished)
+    QTimer.singleShot(0, window.start_batch)
+    app.exec()
+    window.close()
+    window.deleteLater()
+    app.processEvents()
+    return summaries[0] if summaries else BatchSummary(total=0, stopped_reason="the app never finished the batch")
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--photos", type=int, default=1000)
@@ -84,20 +119,26 @@ def main(argv: list[str]) -> int:
                     help="photos before the baseline sample (pools and caches fill up first)")
     ap.add_argument("--max-growth-mb", type=float, default=64.0)
     ap.add_argument("--keep", action="store_true", help="keep the generated photos and outputs")
+    ap.add_argument("--app", action="store_true",
+                    help="run the batch in the app's window (offscreen, the app's own settings: working size 512, "
+                         "previews, queue and charts) instead of BatchPipeline")
     args = ap.parse_args(argv)
     if args.photos < 1 or args.every < 1 or args.warmup < 0:
         ap.error("--photos and --every must be positive, --warmup not negative")
 
-    weights = args.weights or (DEFAULT_WEIGHTS if DEFAULT_WEIGHTS.is_file() else None)
-    settings = ColorizeSettings(device=args.device, size=args.size, batch_size=args.batch_size, weights=weights)
-    if weights is None:
-        print(f"note: {DEFAULT_WEIGHTS.relative_to(ROOT)} not found: using an UNTRAINED model "
-              "(same architecture and memory behaviour; the colours mean nothing)")
-        colorizer = Colorizer.create(settings, model=CVUNet(ModelConfig()).eval())
+    if args.app:  # the window builds its own engine from its settings, as for a user
+        print("mode: the app's window, offscreen, with its default settings (working size 512, previews on)")
     else:
-        colorizer = Colorizer.create(settings)
-    print(f"engine: {colorizer.description}, weights: {weights or 'untrained'}, working size {args.size}, "
-          f"batch {args.batch_size}")
+        weights = args.weights or (DEFAULT_WEIGHTS if DEFAULT_WEIGHTS.is_file() else None)
+        settings = ColorizeSettings(device=args.device, size=args.size, batch_size=args.batch_size, weights=weights)
+        if weights is None:
+            print(f"note: {DEFAULT_WEIGHTS.relative_to(ROOT)} not found: using an UNTRAINED model "
+                  "(same architecture and memory behaviour; the colours mean nothing)")
+            colorizer = Colorizer.create(settings, model=CVUNet(ModelConfig()).eval())
+        else:
+            colorizer = Colorizer.create(settings)
+        print(f"engine: {colorizer.description}, weights: {weights or 'untrained'}, working size {args.size}, "
+              f"batch {args.batch_size}")
 
     work = Path(tempfile.mkdtemp(prefix="colorizer-soak-"))
     try:
@@ -133,7 +174,10 @@ def main(argv: list[str]) -> int:
             if count == warm:
                 baseline.append(proc.memory_info().rss / 2**20)
 
-        summary = BatchPipeline(colorizer, ExportOptions(work / "out")).run(jobs, on_result=on_result)
+        if args.app:
+            summary = run_in_app(work / "in", work / "out", on_result)
+        else:
+            summary = BatchPipeline(colorizer, ExportOptions(work / "out")).run(jobs, on_result=on_result)
         gc.collect()
         fds1, threads1 = proc.num_fds(), threading.active_count()
     finally:
@@ -160,9 +204,10 @@ def main(argv: list[str]) -> int:
     failures = []
     if growth > args.max_growth_mb:
         failures.append(f"memory grew {growth:.1f} MB after warm-up (limit {args.max_growth_mb:.0f} MB)")
-    if fds1 > fds0:
+    # The QApplication keeps its own event descriptors and a thread for its life: app mode checks memory only.
+    if fds1 > fds0 and not args.app:
         failures.append(f"{fds1 - fds0} file descriptors left open")
-    if threads1 > threads0:
+    if threads1 > threads0 and not args.app:
         failures.append(f"{threads1 - threads0} threads left running")
     if summary.done != args.photos:
         failures.append(f"only {summary.done} of {args.photos} photos colorized")

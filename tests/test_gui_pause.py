@@ -88,3 +88,14 @@ def test_photos_finished_while_pausing_show_done_and_photos_per_s_leaves_out_the
     assert summary.photos_per_s == pytest.approx(summary.done / (summary.wall_s - summary.paused_s))
     assert "paused, not counted" in window.summary.fields["rate"].text()
     assert "paused (not counted)" in window.status_label.text()
+
+
+def test_skipped_photos_move_the_count_but_not_the_eta(clock):
+    p = Progress(10)
+    for _ in range(6):  # --skip-existing: six outputs exist, taken in no time
+        p.photo_done(skipped=True)
+    assert p.eta_s() is None and "6 skipped" in progress_format(p)  # no photo worked on yet: no speed to go by
+    clock.now += 4.0
+    p.photo_done()
+    p.photo_done()  # 2 photos worked on in 4 s: 2 s a photo, 2 left
+    assert p.eta_s() == pytest.approx(4.0)

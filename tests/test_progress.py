@@ -24,6 +24,14 @@ def test_rate_and_eta_count_only_this_runs_steps_and_a_budget_caps_the_eta():
     assert "0/10 0.00 photos/s ETA --:--" in fresh.line(0.0)
 
 
+def test_skipped_steps_move_the_bar_but_not_the_rate():
+    bar = ProgressBar(1492, unit="photos", stream=io.StringIO())
+    bar.update(725, skipped=725)  # --skip-existing: 725 outputs exist
+    assert "725/1492 (725 skipped) 0.00 photos/s ETA --:--" in bar.line(0.5)
+    bar.update(735, skipped=725)  # then 10 photos colorized in 5 s: 2 photos/s, 757 left
+    assert "735/1492 (725 skipped) 2.00 photos/s ETA 6:19" in bar.line(5.0)
+
+
 def test_eta_reads_as_minutes_or_hours():
     assert (format_eta(None), format_eta(9.6), format_eta(125), format_eta(3725)) == ("--:--", "0:10", "2:05",
                                                                                      "1:02:05")

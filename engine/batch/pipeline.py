@@ -156,6 +156,8 @@ class _Tally:
         self._unwritable = 0  # writes failed in a row for a reason no photo can escape
 
     def emit(self, result: PhotoResult) -> None:
+        if result.status == "failed":
+            log.info("failed: %s: %s", result.source, result.message)
         self.summary.add(result)
         if self.on_result is not None:
             self.on_result(result)
@@ -228,6 +230,11 @@ class BatchPipeline:
             summary.stopped_reason = f"cannot create the output folder {out_dir}: {err.strerror or err}"
         if summary.stopped_reason is None:
             clean_partials(out_dir)
+        log.info("batch started: %d photos with %s%s, working size %d, to %s (format %s, if an output exists: %s, "
+                 "strength %.2f, colour inputs: %s)%s", len(jobs), summary.engine,
+                 f" vs {summary.compare_engine}" if summary.compare_engine else "", self.colorizer.settings.size,
+                 out_dir, self.export.format, self.export.if_exists, self.export.strength, self.export.colour_inputs,
+                 f", colour hints on {len(self.hints)}" if self.hints else "")
 
         def stopping() -> bool:
             return control.cancelled or summary.stopped_reason is not None
@@ -245,8 +252,10 @@ class BatchPipeline:
                 if control.paused:
                     writes.finish()  # the photos taken up are reported before holding: none stays "working"
                     held = time.perf_counter()
+                    log.info("paused after %d of %d photos", summary.done + summary.failed + summary.skipped, len(jobs))
                     control.wait_if_paused()
                     summary.paused_s += time.perf_counter() - held
+                    log.info("resumed after %.1f s", time.perf_counter() - held)
                     continue
                 taken = self._take_batch(ahead, writes, control, summary, on_started)
                 if stopping():
@@ -265,6 +274,10 @@ class BatchPipeline:
         summary.cancelled = control.cancelled
         summary.p999_abs_diff = diffs.percentile(99.9)
         summary.wall_s = time.perf_counter() - start
+        log.info("batch ended (%d queued): %s%s%s", len(jobs), summary.line(),
+                 f" ({summary.stopped_reason})" if summary.stopped_reason else "",
+                 f"; speed-up over {summary.compare_engine} {summary.compare_speedup:.2f}x"
+                 if summary.compare_speedup else "")
         return summary
 
     def _start_decode(self, planner: OutputPlanner, job: Job) -> Callable[[], Decoded]:
