@@ -329,21 +329,25 @@ class HintMatch(NamedTuple):
 
 
 def match_hints(hints_file: HintsFile, jobs: Sequence[Job]) -> HintMatch:
-    """Each key's input: the one whose path relative to its input folder is the key, else the one input of
-    that file name. A key naming several inputs is ambiguous and not used (never guessed); two keys naming
-    the same input add up, in file order.
+    """Each key's input: the one whose path relative to its input folder is the key, else the one input whose
+    path, with its input folder's own name in front, ends with the key on whole names (a file name, or
+    ``beach/scan07.png``, or ``1952/beach/scan07.png``: the app keeps a queued folder's name, the command line
+    walks inside it, and a file saved by either reads in the other). A key naming several inputs is
+    ambiguous and not used (never guessed); two keys naming the same input add up, in file order.
     """
     by_path: dict[str, list[Job]] = {}
-    by_name: dict[str, list[Job]] = {}
+    by_tail: dict[tuple[str, ...], list[Job]] = {}
     for job in jobs:
         by_path.setdefault(photo_key(job), []).append(job)
-        by_name.setdefault(job.path.name, []).append(job)
+        parts = (job.root.name, *PurePosixPath(photo_key(job)).parts)
+        for k in range(1, len(parts) + 1):
+            by_tail.setdefault(parts[-k:], []).append(job)
     hints: dict[int, tuple[Hint, ...]] = {}
     unmatched: list[str] = []
     ambiguous: list[str] = []
     for key, points in hints_file.photos.items():
-        norm = PurePosixPath(key.replace("\\", "/")).as_posix()
-        found = by_path.get(norm) or by_name.get(norm, [])
+        norm = PurePosixPath(key.replace("\\", "/"))
+        found = by_path.get(norm.as_posix()) or by_tail.get(norm.parts, [])
         if not found:
             unmatched.append(key)
         elif len(found) > 1:

@@ -287,8 +287,11 @@ def model_card(path: Path | None = None) -> tuple[dict[str, Any] | None, str | N
 
 
 def collect(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
-    """Files and folders (walked recursively, non-images ignored) -> [(photo, root folder)], problems."""
-    jobs, problems = collect_inputs([Path(p) for p in paths])
+    """Files and folders (walked recursively, non-images ignored) -> [(photo, root folder)], problems.
+
+    A folder's photos keep its own name in their output paths: folders queued one at a time must not mix.
+    """
+    jobs, problems = collect_inputs([Path(p) for p in paths], keep_folder_names=True)
     return [(j.path, j.root) for j in jobs], problems
 
 

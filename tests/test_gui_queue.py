@@ -87,12 +87,27 @@ def test_dropping_files_and_folders_queues_photos_recursively_and_ignores_other_
     assert rows == 4
     queued = {window.queue.row(i).path for i in range(rows)}
     assert queued == {*nested, loose}
-    assert all(window.queue.row(i).root == album for i in range(rows) if window.queue.row(i).path in nested)
+    # A dropped folder's photos keep its own name: their outputs go to out/album/..., not into out/ itself.
+    assert all(window.queue.row(i).root == tmp_path for i in range(rows) if window.queue.row(i).path in nested)
 
     # Dropping the same things again (and one photo from inside the folder) queues nothing new.
     _, rows_again = _drop(window, [album, nested[1], loose])
     assert rows_again == 4
     assert "already in the queue" in window.status_label.text()
+
+
+def test_folders_added_one_at_a_time_write_into_folders_of_their_own_names(qtbot, make_window, backend, tmp_path,
+                                                                          write_photo):
+    window = make_window(backend)
+    archive = tmp_path / "archive"
+    for year in ("1952_holidays", "1953_wedding"):
+        write_photo(archive / year / "beach" / "IMG_0001.png")
+        window.add_paths([archive / year])  # one at a time, as from the Add Folder dialog
+    with qtbot.waitSignal(window.controller.finished, timeout=60_000):
+        assert window.start_batch()
+    out = tmp_path / "out"
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.png"))
+    assert written == ["1952_holidays/beach/IMG_0001.png", "1953_wedding/beach/IMG_0001.png"]  # no "(1)" names
 
 
 def test_drag_without_local_files_is_refused(make_window, backend):

@@ -367,3 +367,18 @@ def test_a_tuned_hinted_training_chooses_the_spread_on_the_tuning_photos_and_shi
     assert m.config.hint_decoder and (m.config.hint_spread, m.config.hint_spread_floor) == (spread["reach"],
                                                                                              spread["floor"])
     assert "Reads colour hints through the stem and straight into each decoder stage" in (tmp_path / "w.md").read_text()
+
+
+def test_a_hints_key_with_or_without_the_input_folders_name_finds_its_photo(tmp_path):
+    from engine.hints import HintsFile, match_hints
+    from engine.options import Job
+
+    point = (Hint(0.5, 0.5, (200, 150, 120)),)
+    photo = tmp_path / "1952" / "beach" / "scan07.png"
+    cli = [Job(0, photo, tmp_path / "1952"), Job(1, tmp_path / "1952" / "house" / "scan07.png", tmp_path / "1952")]
+    app = [Job(0, photo, tmp_path), Job(1, tmp_path / "1952" / "house" / "scan07.png", tmp_path)]
+    for jobs in (cli, app):  # the command line walks inside the folder; the app keeps the folder's name
+        for key in ("1952/beach/scan07.png", "beach/scan07.png"):
+            assert match_hints(HintsFile({key: point}), jobs).hints == {0: point}, (key, jobs[0].root)
+        assert match_hints(HintsFile({"scan07.png": point}), jobs).ambiguous == ["scan07.png"]  # never guessed
+        assert match_hints(HintsFile({"each/scan07.png": point}), jobs).unmatched == ["each/scan07.png"]

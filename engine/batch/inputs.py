@@ -10,10 +10,13 @@ from ..imageio import IMAGE_EXTENSIONS, PARTIAL_MARK
 from ..options import Job
 
 
-def collect_inputs(paths: Iterable[Path]) -> tuple[list[Job], list[str]]:
+def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool = False) -> tuple[list[Job], list[str]]:
     """Files as given, folders walked recursively (symlink loops broken), duplicates dropped.
 
-    Returns the jobs and one-line problems with the given paths.
+    Each job's root is the folder it was found in (its output mirrors the path below it); with
+    ``keep_folder_names`` it is that folder's parent, so the folder's own name leads the path: the app's
+    folders, added one at a time, then write into folders of their own names instead of mixing in the
+    output's root. Returns the jobs and one-line problems with the given paths.
     """
     jobs: list[Job] = []
     problems: list[str] = []
@@ -31,6 +34,9 @@ def collect_inputs(paths: Iterable[Path]) -> tuple[list[Job], list[str]]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
+            if keep_folder_names:
+                p = Path(os.path.abspath(p))  # "." has a name too
+            root = p.parent if keep_folder_names else p
             visited: set[tuple[int, int]] = set()
             for folder, dirs, files in os.walk(p, followlinks=True, onerror=unreadable):
                 try:
@@ -46,7 +52,7 @@ def collect_inputs(paths: Iterable[Path]) -> tuple[list[Job], list[str]]:
                 dirs.sort()
                 for name in sorted(files):
                     if Path(name).suffix.lower() in IMAGE_EXTENSIONS and not name.endswith(PARTIAL_MARK):
-                        add(Path(folder) / name, p)
+                        add(Path(folder) / name, root)
         elif p.is_file():
             add(p, p.parent)
         elif p.exists():
