@@ -22,9 +22,15 @@ from PIL import Image, ImageFile, UnidentifiedImageError
 from . import atomic
 from .messages import short_reason
 
-IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".tif", ".tiff", ".webp", ".bmp"})
+IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".tif", ".tiff", ".webp", ".bmp", ".gif", ".jp2", ".j2k",
+                              ".jpf", ".jpx"})
 FORMATS = {"png": ".png", "jpg": ".jpg", "webp": ".webp", "tiff": ".tif"}
+# A colorized GIF would be dithered to 256 colours: with the format kept it is written as PNG.
+KEPT_AS = {".gif": ".png"}
+# TIFF compressions Pillow writes for any RGB photo: a source's own is kept (an LZW scan stays LZW).
+TIFF_COMPRESSIONS = frozenset({"tiff_lzw", "tiff_adobe_deflate", "tiff_deflate", "packbits", "raw"})
 PIL_FORMAT = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG", ".webp": "WEBP", ".tif": "TIFF", ".tiff": "TIFF",
+              ".jp2": "JPEG2000", ".j2k": "JPEG2000", ".jpf": "JPEG2000", ".jpx": "JPEG2000",
               ".bmp": "BMP"}
 MAX_PIXELS = 200_000_000  # a header claiming more is refused before anything is allocated
 PARTIAL_MARK = ".colorizer-partial"  # temporary outputs carry this in their name until renamed
@@ -63,6 +69,8 @@ class DecodedImage:
     exif: bytes | None
     icc: bytes | None
     format: str
+    note: str = ""  # what the user should know, e.g. only the first frame of an animated GIF was read
+    compression: str | None = None  # a TIFF's own compression (Pillow's name), kept when written
 
     @property
     def size(self) -> tuple[int, int]:
@@ -206,6 +214,10 @@ def decode(path: Path, max_pixels: int = MAX_PIXELS) -> DecodedImage:
                     raise ImageError(f"image too large: {w}x{h} ({w * h / 1e6:.0f} MP, "
                                      f"limit {max_pixels / 1e6:.0f} MP)")
                 fmt = im.format or "?"
+                frames = int(getattr(im, "n_frames", 1) or 1)
+                note = (f"{'animated GIF' if fmt == 'GIF' else f'multi-page {fmt}'}: colorized its first "
+                        f"{'frame' if fmt == 'GIF' else 'page'} of {frames}") if frames > 1 else ""
+                compression = im.info.get("compression") if fmt == "TIFF" else None
                 wide = _narrowed_to_8_bits(im)
                 grey_alpha = im.mode == "LA" or _rawmode(im).startswith("LA")
                 before = _orientation(im)
@@ -254,7 +266,8 @@ def decode(path: Path, max_pixels: int = MAX_PIXELS) -> DecodedImage:
     except (cv2.error, MemoryError) as err:
         raise ImageError(f"could not read the colours ({short_reason(err)})") from None
     alpha = np.ascontiguousarray(alpha) if alpha is not None else None
-    return DecodedImage(np.ascontiguousarray(pixels), alpha, colour, exif, icc, fmt)
+    return DecodedImage(np.ascontiguousarray(pixels), alpha, colour, exif, icc, fmt, note,
+                        compression if compression in TIFF_COMPRESSIONS else None)
 
 
 def _exif_upright(im: Image.Image) -> bytes | None:
@@ -311,9 +324,12 @@ def write_error(err: OSError, what: str = "the output") -> ImageError:
 
 
 def output_extension(source: Path, choice: str) -> str:
+    """The output's extension; ``keep`` keeps the source's as written (``IMG_0001.JPG`` stays ``.JPG``)."""
     if choice == "keep":
-        ext = source.suffix.lower()
-        return ext if ext in IMAGE_EXTENSIONS else ".png"
+        ext = source.suffix
+        if ext.lower() in KEPT_AS:
+            return KEPT_AS[ext.lower()]
+        return ext if ext.lower() in IMAGE_EXTENSIONS else ".png"
     if choice not in FORMATS:
         raise ValueError(f"unknown format {choice!r}: use keep, {', '.join(FORMATS)}")
     return FORMATS[choice]
@@ -373,7 +389,7 @@ def clean_partials(folder: Path) -> int:
 
 
 def encode(final: Path, rgb: np.ndarray, *, quality: int = 92, alpha: np.ndarray | None = None,
-           exif: bytes | None = None, icc: bytes | None = None) -> None:
+           exif: bytes | None = None, icc: bytes | None = None, compression: str | None = None) -> None:
     """Write ``rgb`` (H x W x 3 uint8/uint16) to ``final`` via a temporary name, fsync and a rename.
 
     A crash, kill or cancel leaves either the complete file or no file under ``final``; the temporary
@@ -404,6 +420,10 @@ def encode(final: Path, rgb: np.ndarray, *, quality: int = 92, alpha: np.ndarray
                 kwargs["quality"] = int(quality)
             if exif and ext in (".jpg", ".jpeg", ".webp", ".png", ".tif", ".tiff"):
                 kwargs["exif"] = exif
+            if compression and ext in (".tif", ".tiff"):
+                kwargs["compression"] = compression
+            if ext == ".j2k":
+                kwargs["no_jp2"] = True  # a bare codestream, as the name says (written through a temporary name)
             if icc:
                 kwargs["icc_profile"] = icc
             with atomic.atomic_write(final, tmp=tmp) as f:

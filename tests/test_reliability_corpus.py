@@ -45,6 +45,8 @@ class Take:
     alpha: bool = False
     deep: bool = False  # 16 bits per channel kept
     colour: bool = False  # already in colour
+    note: str = ""  # words the done photo's message holds
+    compression: str | None = None  # the output TIFF's compression, as the source's
 
 
 def _save(path: Path, im: Image.Image, fmt: str | None = None, **kw) -> None:
@@ -139,6 +141,18 @@ def build_corpus(root: Path) -> tuple[dict[str, Take], dict[str, str]]:
     take["album.jpg/inside.png"] = Take((24, 24))
     _save(root / "upper" / "SCAN 0001.JPG", Image.fromarray(g(30, 20, 21)), "JPEG", quality=90)
     take["upper/SCAN 0001.JPG"] = Take((20, 30))
+    frames = [Image.fromarray(g(30, 40, 25)), Image.fromarray(g(30, 40, 26))]
+    _save(root / "animated.gif", frames[0], "GIF", save_all=True, append_images=frames[1:], duration=100, loop=0)
+    take["animated.gif"] = Take((40, 30), note="animated GIF: colorized its first frame of 2")
+    _save(root / "still.gif", Image.fromarray(g(26, 30, 27)), "GIF")
+    take["still.gif"] = Take((30, 26))
+    Image.fromarray(g(28, 34, 28)).save(root / "pages.tif", save_all=True, compression="tiff_lzw",  # seeks back
+                                        append_images=[Image.fromarray(g(28, 34, 29))])
+    take["pages.tif"] = Take((34, 28), note="multi-page TIFF: colorized its first page of 2", compression="tiff_lzw")
+    _save(root / "deflate.tif", Image.fromarray(g(22, 26, 30)), compression="tiff_adobe_deflate")
+    take["deflate.tif"] = Take((26, 22), compression="tiff_adobe_deflate")
+    _save(root / "scan.jp2", Image.fromarray(g(32, 24, 31)), "JPEG2000")
+    take["scan.jp2"] = Take((24, 32))
     (root / "nested" / "a" / "loop").symlink_to(Path("..") / "..", target_is_directory=True)  # nested -> root
     (root / "readme.txt").write_text("not a photo: ignored, not refused")
 
@@ -203,10 +217,13 @@ def read_any(path: Path) -> tuple[Image.Image, np.ndarray]:
 
 def check_outputs(out: Path, take: dict[str, Take]) -> None:
     for rel, t in take.items():
-        path = out / rel
-        path = path.with_suffix(path.suffix.lower())  # "keep" writes the extension in lower case
+        path = out / rel  # "keep" keeps the name as it is, "SCAN 0001.JPG" included
+        if path.suffix == ".gif":
+            path = path.with_suffix(".png")  # a colour GIF would be dithered to 256 colours
         assert path.is_file(), f"no output for {rel!r}"
         im, data = read_any(path)
+        if t.compression is not None:
+            assert im.info.get("compression") == t.compression, (rel, im.info.get("compression"))
         assert im.size == t.size, (rel, im.size, t.size)
         assert ("A" in im.getbands()) == t.alpha, (rel, im.mode)
         assert (data.dtype == np.uint16) == t.deep, (rel, data.dtype)
@@ -230,8 +247,9 @@ def test_pipeline_takes_every_kind_and_refuses_the_rest_one_line_each(corpus, co
         r = by_name[rel]
         assert r.status == "failed" and words in r.message, (rel, r.status, r.message)
         assert r.message.strip() and "\n" not in r.message and r.output is None
-    for rel in take:
+    for rel, t in take.items():
         assert by_name[rel].status == "done", (rel, by_name[rel].message)
+        assert t.note in by_name[rel].message, (rel, by_name[rel].message)
     assert summary.done == len(take) and summary.failed == len(refuse) and summary.stopped_reason is None
     check_outputs(tmp_path / "out", take)
     leftovers = [p for p in (tmp_path / "out").rglob("*") if "partial" in p.name]
@@ -259,8 +277,13 @@ def test_cli_takes_the_corpus_names_each_refusal_on_one_line_and_exits_1(corpus,
                        capture_output=True, text=True, errors="backslashreplace", timeout=300, env=env, cwd=ROOT)
     assert p.returncode == 1, p.stderr
     assert "Traceback" not in p.stderr and "Traceback" not in p.stdout
-    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip() and ": note: " not in ln]
+    notes = [ln for ln in p.stderr.splitlines() if ": note: " in ln]
     assert len(lines) == len(refuse), lines  # one line per refused file, nothing else
+    noted = {rel: t.note for rel, t in take.items() if t.note}
+    assert len(notes) == len(noted), notes  # and one for each photo of which only a part was colorized
+    for rel, note in noted.items():
+        assert f"{printable(root / rel)}: note: {note}" in notes, (rel, notes)
     for rel, words in refuse.items():
         shown = printable(root / rel)
         hits = [ln for ln in lines if ln.startswith(shown + ":")]

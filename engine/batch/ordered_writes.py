@@ -74,7 +74,8 @@ def write_photo(d: Decoded, source: np.ndarray, export: ExportOptions) -> WriteO
         rgb = render_from_source(d.prepared.L, source, d.image, export.strength)
         keep = export.keep_metadata
         encode(d.out, rgb, quality=export.jpeg_quality, alpha=d.image.alpha,
-               exif=d.image.exif if keep else None, icc=d.image.icc if keep else None)
+               exif=d.image.exif if keep else None, icc=d.image.icc if keep else None,
+               compression=d.image.compression)
     except OutputUnwritable as err:
         error, fatal = str(err), err
     except ImageError as err:

@@ -378,7 +378,8 @@ class BatchPipeline:
                 continue
             source = ab_source(inf.ab, inf.item)
             res = _result_of(d)
-            res.message, res.output = inf.note, d.out
+            note = "; ".join(n for n in (d.image.note if d.image is not None else "", inf.note) if n)
+            res.message, res.output = note, d.out
             res.infer_ms, res.compare_infer_ms = 1000 * infer_s / len(batch), compare_ms
             if photo_diffs is not None:
                 res.p999_abs_diff, res.max_abs_diff = photo_diffs[i]
