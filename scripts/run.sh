@@ -3,7 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/python -m pip install --quiet -e .
+# Install once, and again only when pyproject.toml changes (the install is editable: code changes need none);
+# a launch then opens the window without seconds of pip. The stamp is written only after pip succeeded.
+stamp=.venv/.colorizer-installed
+wanted="$(cksum < pyproject.toml)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
+    .venv/bin/python -m pip install --quiet -e .
+    printf '%s\n' "$wanted" > "$stamp"
+fi
 # Before the window opens, name the system libraries Qt's X11 plugin lacks (with the apt-get line),
 # rather than let Qt abort with a generic message. The command line needs no Qt; a chosen platform skips it.
 case "${1:-}" in

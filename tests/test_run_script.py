@@ -86,6 +86,7 @@ def fake_checkout(tmp_path: Path) -> Path:
     (repo / "scripts").mkdir(parents=True)
     for name in ("run.sh", "check_qt_libs.sh"):
         shutil.copy(ROOT / "scripts" / name, repo / "scripts" / name)
+    shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
     python = repo / ".venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.write_text(f"#!/bin/sh\necho \"$*\" >> '{tmp_path / 'calls.txt'}'\n")
@@ -128,3 +129,15 @@ def test_run_sh_without_a_display_says_so_instead_of_letting_qt_abort(fake_check
     assert done.returncode == 1
     assert "no display" in done.stderr and "colorize" in done.stderr
     assert "main.py" not in calls(fake_checkout)
+
+
+def test_run_sh_installs_once_and_again_only_when_pyproject_changes(fake_checkout):
+    script, env = str(fake_checkout / "scripts" / "run.sh"), env_with(fake_checkout.parent / "bin")
+    for _ in range(2):
+        assert run([script, "colorize", "in", "-o", "out"], env).returncode == 0
+    assert calls(fake_checkout).count("-m pip install") == 1  # the second launch went straight to main.py
+    assert calls(fake_checkout).count("main.py colorize") == 2
+    with open(fake_checkout / "pyproject.toml", "a") as f:
+        f.write("\n# a new dependency\n")
+    assert run([script, "colorize", "in", "-o", "out"], env).returncode == 0
+    assert calls(fake_checkout).count("-m pip install") == 2
