@@ -128,11 +128,15 @@ class ExportOptions:
 
 @dataclass(frozen=True)
 class Job:
-    """One input photo; ``root`` is the folder it was found in (for mirroring subfolders)."""
+    """One input photo; ``root`` is the folder it was found in (for mirroring subfolders). ``replaces``: the
+    output this photo's own earlier run wrote (the app's Run Again), which its new output may replace
+    whatever ``if_exists`` says: a second run of the same photo must not leave a "(1)" copy beside the first.
+    """
 
     index: int
     path: Path
     root: Path
+    replaces: Path | None = None
 
 
 @dataclass

@@ -304,7 +304,8 @@ class HintEditor(QObject):
             pos = event.position().toPoint()  # type: ignore[attr-defined]
             if kind == QEvent.Type.MouseButtonPress:
                 on_ring = isinstance(view.itemAt(pos), Ring)
-                self._press[watched] = pos if not on_ring else QPoint(-10_000, -10_000)
+                grabs_wipe = view is self.preview.before_view and self.preview.near_wipe_line(pos)
+                self._press[watched] = pos if not (on_ring or grabs_wipe) else QPoint(-10_000, -10_000)
             else:
                 start = self._press.pop(watched, None)
                 if start is not None and (pos - start).manhattanLength() < CLICK_SLOP:

@@ -82,6 +82,7 @@ class MainWindow(QMainWindow):
         self._latest_key: int | None = None
         self._shown_key: int | None = None
         self._batch_failed = False
+        self._offering = False  # the status bar offers Run Again for photos whose settings changed
         self._run_only_output: Path | None = None  # --output: used for this run, never saved
         self._saved_output: Path | None = None
         self.sampler: Any = None
@@ -337,7 +338,8 @@ class MainWindow(QMainWindow):
             text += f"; {counted(len(problems), 'problem')}: {problems[0]}"
         self.set_status(text)
         if added and self._shown_key is None:
-            self.preview.clear(f"{len(self.queue.rows())} photos queued. Press Start ({self._shortcut('start')}).")
+            self.preview.clear(f"{counted(len(self.queue.rows()), 'photo')} queued. "
+                               f"Press Start ({self._shortcut('start')}).")
         return added
 
     def _shortcut(self, name: str) -> str:
@@ -563,13 +565,18 @@ class MainWindow(QMainWindow):
                  if r.status == "done" and out_of_date(r.run_key, run_key(s, self.hint_store.get(r.path)))]
         if stale:
             self.set_status(changed_text(len(stale), self._shortcut("run_again"), what))
+        elif self._offering:  # changed back (a hint added, then removed): the offer no longer holds
+            self.set_status("The colorized photos are up to date with these settings")
+        self._offering = bool(stale)
 
     def _update_actions(self) -> None:
         running = self.controller.running
         has_rows = self.queue.rowCount() > 0
+        counts = self.queue.counts()
         a = self.actions_by_name
-        a["start"].setEnabled(not running and has_rows)
-        a["run_again"].setEnabled(not running and has_rows)
+        a["start"].setEnabled(not running and (counts["queued"] + counts["failed"]) > 0)  # something left to run
+        a["run_again"].setEnabled(not running and (counts["done"] + counts["skipped"] + counts["failed"]) > 0)
+        a["samples"].setVisible(not has_rows)  # offered to try the app, not beside a queue of one's own photos
         a["pause"].setEnabled(running)
         a["cancel"].setEnabled(running)
         a["remove"].setEnabled(not running and has_rows)
@@ -612,7 +619,7 @@ class MainWindow(QMainWindow):
         self._shown_key = key
         missing = f"failed · {row.message}" if row.status == "failed" else "not colorized yet"
         self.preview.show_photo(L, ab, row.shown_name, missing=missing)
-        made_with = (row.run_key[0], tuple(row.run_key[3])) if row.status == "done" and row.run_key else None
+        made_with = (row.run_key.model, row.run_key.hints) if row.status == "done" and row.run_key else None
         self.hint_editor.show(key, row.path, made_with if ab is not None else None)
 
     def _forget_removed_preview(self) -> None:
@@ -635,8 +642,8 @@ class MainWindow(QMainWindow):
         panels = [("Queue", "the photos to colorize; the Message column says why one failed"),
                   ("Preview", "the selected photo before and after, side by side or with a wipe")]
         panels += [(spec.title, spec.tip) for spec in PANELS]
-        keys = [(a.text().replace("&", ""), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
-                for a in self.actions_by_name.values()]
+        keys = [(a.property("help_name") or a.text().replace("&", ""),
+                 a.shortcut().toString(QKeySequence.SequenceFormat.NativeText)) for a in self.actions_by_name.values()]
         keys.append(("Move between the queue, the preview's buttons and the panels", "Tab, Shift+Tab"))
         return help_html(panels, keys, log_file())
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QRectF, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QImage, QPainter, QPen, QPixmap, QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -36,6 +37,7 @@ from engine.color import grey_rgb, join_lab, lightness, rgb_to_lab, to_uint8
 
 MIN_SCALE, MAX_SCALE = 0.02, 40.0
 STRENGTH_STEP = 10  # percent per press of the strength shortcuts
+WIPE_GRAB_PX = 8  # how near the wipe line a press grabs it
 
 
 def to_qimage(rgb: np.ndarray) -> QImage:
@@ -116,6 +118,38 @@ class PreviewCache:
         self._bytes = 0
 
 
+def snapped_step(value: int, steps: int, step: int = STRENGTH_STEP) -> int:
+    """``steps`` multiples of ``step`` up or down from ``value``, landing on multiples: 141 -> 150, 141 -> 140."""
+    if steps > 0:
+        return (value // step + steps) * step
+    if steps < 0:
+        return (-(-value // step) + steps) * step
+    return value
+
+
+class StrengthSlider(QSlider):
+    """0-200%. Page steps (Page Up/Down, a click beside the handle) land on multiples of 10 so 100% is always
+    in reach; a double-click puts it back at 100%, the model's own colour.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Horizontal, parent)
+        self.setRange(0, 200)
+        self.setValue(100)
+        self.setPageStep(STRENGTH_STEP)
+        self.actionTriggered.connect(self._snap)
+
+    def _snap(self, action: int) -> None:
+        page = {QSlider.SliderAction.SliderPageStepAdd.value: 1, QSlider.SliderAction.SliderPageStepSub.value: -1}
+        steps = page.get(int(action), 0)
+        if steps:
+            self.setSliderPosition(min(max(snapped_step(self.value(), steps), self.minimum()), self.maximum()))
+
+    def mouseDoubleClickEvent(self, event: Any) -> None:
+        self.setValue(100)
+        event.accept()
+
+
 class ZoomView(QGraphicsView):
     """A view that zooms with the wheel around the cursor and pans by dragging."""
 
@@ -188,6 +222,8 @@ class BeforeAfterView(QWidget):
 
         self.before_view = ZoomView(self.before_scene)
         self.after_view = ZoomView(self.after_scene)
+        self._dragging_wipe = False
+        self.before_view.viewport().installEventFilter(self)  # the wipe line is dragged on the photo itself
         self.before_caption = QLabel("Before: grey")
         self.after_caption = QLabel("After: colour")
         self.after_box = QWidget()
@@ -231,11 +267,10 @@ class BeforeAfterView(QWidget):
         self.actual_button = QToolButton()
         self.actual_button.setText("100%")
         self.actual_button.clicked.connect(self.actual_size)
-        self.strength = QSlider(Qt.Orientation.Horizontal)
-        self.strength.setRange(0, 200)
-        self.strength.setValue(100)
+        self.strength = StrengthSlider()
         self.strength.setMinimumWidth(80)
-        self.strength.setToolTip("Colour strength: rescales the predicted colour without running the model again")
+        self.strength.setToolTip("Colour strength: rescales the predicted colour without running the model again "
+                                 "(double-click: back to 100%)")
         self.strength_label = QLabel("100%")
         self.strength_label.setMinimumWidth(40)
         self.strength.valueChanged.connect(self._on_strength)
@@ -355,8 +390,8 @@ class BeforeAfterView(QWidget):
         return self._ab
 
     def step_strength(self, steps: int) -> None:
-        """Stronger (steps > 0) or weaker colour, STRENGTH_STEP percent a step (the keyboard shortcuts)."""
-        self.strength.setValue(self.strength.value() + steps * STRENGTH_STEP)
+        """Stronger (steps > 0) or weaker colour, to the next multiple of STRENGTH_STEP (the keyboard shortcuts)."""
+        self.strength.setValue(snapped_step(self.strength.value(), steps))
 
     def _on_strength(self, value: int) -> None:
         self.strength_label.setText(f"{value}%")
@@ -387,6 +422,41 @@ class BeforeAfterView(QWidget):
         text = "Wipe: grey ◀ │ ▶ colour" if self.mode == "wipe" else "Before: grey"
         self.before_caption.setText(f"{text} · {self._caption}" if self._caption else text)
         self.before_caption.setToolTip(self.before_caption.text())
+
+    def near_wipe_line(self, pos: QPoint) -> bool:
+        """Whether viewport position ``pos`` of the left view grabs the wipe line (wipe mode only)."""
+        if self.mode != "wipe" or self._L is None:
+            return False
+        line_x = self.before_view.mapFromScene(self.wipe_line.line().p1()).x()
+        return abs(pos.x() - line_x) <= WIPE_GRAB_PX
+
+    def _wipe_fraction_at(self, pos: QPoint) -> float:
+        rect = self.before_scene.sceneRect()
+        view = self.before_view
+        visible = view.mapToScene(view.viewport().rect()).boundingRect().intersected(rect)
+        if visible.width() <= 0:
+            visible = rect
+        return (view.mapToScene(pos).x() - visible.left()) / max(visible.width(), 1e-6)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Drag the wipe line with the mouse; elsewhere the photo pans as before."""
+        if watched is not self.before_view.viewport():
+            return False
+        kind = event.type()
+        if kind == QEvent.Type.MouseButtonPress and event.button() == Qt.MouseButton.LeftButton:  # type: ignore[attr-defined]
+            if self.near_wipe_line(event.position().toPoint()):  # type: ignore[attr-defined]
+                self._dragging_wipe = True
+                self.before_view.viewport().setCursor(Qt.CursorShape.SplitHCursor)
+                return True
+        elif kind == QEvent.Type.MouseMove and self._dragging_wipe:
+            fraction = min(max(self._wipe_fraction_at(event.position().toPoint()), 0.0), 1.0)  # type: ignore[attr-defined]
+            self.wipe_slider.setValue(round(1000 * fraction))
+            return True
+        elif kind == QEvent.Type.MouseButtonRelease and self._dragging_wipe:
+            self._dragging_wipe = False
+            self.before_view.viewport().unsetCursor()
+            return True
+        return False
 
     def set_wipe(self, fraction: float) -> None:
         self._wipe = min(max(fraction, 0.0), 1.0)

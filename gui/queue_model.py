@@ -247,7 +247,7 @@ class QueueModel(QAbstractTableModel):
         return list(self._rows)
 
     def runnable(self) -> list[QueuedPhoto]:
-        return [QueuedPhoto(r.key, r.path, r.root) for r in self._rows if r.status in RUNNABLE]
+        return [QueuedPhoto(r.key, r.path, r.root, replaces=r.output) for r in self._rows if r.status in RUNNABLE]
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(STATUSES, 0)

@@ -54,7 +54,9 @@ class QueueHistory(QObject):
         self.undo_action = QAction("&Undo", self)
         self.undo_action.setShortcut(QKeySequence("Ctrl+Z"))  # explicit: some platforms bind no Undo key
         self.undo_action.triggered.connect(self.undo)
+        self.undo_action.setProperty("help_name", "Undo")  # the text changes ("Undo Add Hint"); Help lists this
         self.redo_action = QAction("&Redo", self)
+        self.redo_action.setProperty("help_name", "Redo")
         self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
         self.redo_action.triggered.connect(self.redo)
         for signal in (self.stack.canUndoChanged, self.stack.canRedoChanged, self.stack.indexChanged):

@@ -14,12 +14,15 @@ from engine.options import ColorizeSettings, ExportOptions
 
 @dataclass(frozen=True)
 class QueuedPhoto:
-    """One queue row as the worker sees it; ``key`` maps results back to the row; ``hints``: its colour hints."""
+    """One queue row as the worker sees it; ``key`` maps results back to the row; ``hints``: its colour hints;
+    ``replaces``: the output its last run wrote, which running it again may replace (never another file).
+    """
 
     key: int
     path: Path
     root: Path
     hints: tuple[Hint, ...] = ()
+    replaces: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -1,37 +1,47 @@
 """Run Again: colorize finished photos once more, and offer it when the settings changed since their run.
 
-Each queue row remembers the settings of the run that last took it up (``QueueModel.begin_run``);
-``run_key`` is what is compared: everything that changes what is written or measured (engine
-settings, export options including the colour strength, compare mode, and the photo's colour hints),
-not the view.
+Each queue row remembers the ``RunKey`` of the run that last took it up (``QueueModel.begin_run``). What is
+compared is what the written photo is made from (engine settings, export options including the colour
+strength, the photo's colour hints), not how it was run: batch size, ``torch.compile``, compare mode and
+what to do when an output exists change no pixel, so changing them offers nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, replace
 
 from engine.hints import Hint
 from engine.messages import counted
+from engine.options import ColorizeSettings, ExportOptions
 
 from .settings import AppSettings
 
 
-def run_key(s: AppSettings, hints: Sequence[Hint] = ()) -> tuple[Any, ...]:
-    """The settings one photo is made with (its hints included), hashable and comparable."""
-    return (s.model, s.export, s.compare, tuple(hints))
+@dataclass(frozen=True)
+class RunKey:
+    """The settings one photo was made with, its hints included."""
+
+    model: ColorizeSettings
+    export: ExportOptions
+    hints: tuple[Hint, ...] = ()
+    compared: bool = False
+
+    def made_from(self) -> tuple[ColorizeSettings, ExportOptions, tuple[Hint, ...]]:
+        """The part that decides the output's pixels, name and place."""
+        return (replace(self.model, batch_size=1, compile=False), replace(self.export, if_exists="new_name"),
+                self.hints)
 
 
-def out_of_date(done_with: Any, now: tuple[Any, ...]) -> bool:
-    """Whether a photo made with the settings ``done_with`` would come out differently, or unmeasured, now:
-    other engine or export settings, other hints, or compare mode asked for where it was not run (not the reverse).
+def run_key(s: AppSettings, hints: Sequence[Hint] = ()) -> RunKey:
+    return RunKey(s.model, s.export, tuple(hints), s.compare)
+
+
+def out_of_date(done_with: RunKey | None, now: RunKey) -> bool:
+    """Whether a photo made with ``done_with`` would come out differently now (other engine or export
+    settings, other hints); never for a batch size, compare mode or the like.
     """
-    if done_with is None:
-        return True
-    model, export, compared, *rest = done_with
-    hints = rest[0] if rest else ()
-    now_hints = now[3] if len(now) > 3 else ()
-    return (model, export) != now[:2] or tuple(hints) != tuple(now_hints) or (now[2] and not compared)
+    return done_with is None or done_with.made_from() != now.made_from()
 
 
 def changed_text(stale: int, shortcut: str, what: str = "Settings") -> str:

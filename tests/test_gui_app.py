@@ -47,7 +47,8 @@ def test_command_line_queues_the_paths_sets_the_export_folder_and_runs(qtbot, ba
     with qtbot.waitSignal(window.controller.finished, timeout=60_000) as blocker:
         assert window.start_batch()
     assert blocker.args[0].done == 3
-    assert sorted(p.name for p in (tmp_path / "cli-out").iterdir()) == [p.name for p in photos]
+    assert sorted(p.name for p in (tmp_path / "cli-out").iterdir()) == ["album"]  # the folder keeps its name
+    assert sorted(p.name for p in (tmp_path / "cli-out" / "album").iterdir()) == [p.name for p in photos]
     window.close()
 
 

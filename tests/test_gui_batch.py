@@ -52,7 +52,8 @@ def test_whole_batch_colorizes_every_photo_and_shows_progress_and_summary(qtbot,
     assert len(window.timing.photo) == 5 and all(m > 0 for m in window.timing.model)
     assert "5 photos in" in window.status_label.text()
     assert not window.preview.after_image().isNull()  # the latest photo is shown
-    assert window.actions_by_name["start"].isEnabled() and not window.actions_by_name["cancel"].isEnabled()
+    assert not window.actions_by_name["start"].isEnabled() and not window.actions_by_name["cancel"].isEnabled()
+    assert window.actions_by_name["run_again"].isEnabled()  # all done: Run Again, not Start, is the way on
 
 
 def test_a_broken_photo_is_marked_failed_and_the_batch_goes_on(qtbot, make_window, backend, grey_photos,

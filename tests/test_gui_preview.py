@@ -138,3 +138,36 @@ def test_a_long_file_name_does_not_make_one_side_wider_than_the_other(view, qtbo
     view.show_photo(*_photo(), caption="a-very-long-file-name-" * 8 + ".jpg")
     qtbot.waitUntil(lambda: abs(view.before_view.width() - view.after_view.width()) <= 2, timeout=2000)
     assert "a-very-long-file-name" in view.before_caption.toolTip()
+
+
+def test_the_wipe_line_is_dragged_on_the_photo_itself(view, qtbot):
+    view.set_mode("wipe")
+    view.fit()
+    viewport = view.before_view.viewport()
+    line = view.before_view.mapFromScene(view.wipe_line.line().p1())
+    rect = view.before_scene.sceneRect()
+    target = view.before_view.mapFromScene(QPointF(rect.width() / 4, rect.height() / 2))  # a quarter across
+    qtbot.mousePress(viewport, Qt.MouseButton.LeftButton, pos=QPoint(line.x() + 2, line.y() + 10))
+    qtbot.mouseMove(viewport, target)
+    qtbot.mouseRelease(viewport, Qt.MouseButton.LeftButton, pos=target)
+    assert 230 < view.wipe_slider.value() < 270  # where the mouse let go
+    assert abs(view.before_view.mapFromScene(view.wipe_line.line().p1()).x() - target.x()) <= 3
+    far = QPoint(viewport.width() - 5, line.y() + 10)
+    assert not view.near_wipe_line(far)  # elsewhere a press pans (and places hints) as before
+
+
+def test_strength_steps_land_on_multiples_of_ten_and_a_double_click_resets_it(view, qtbot):
+    from PySide6.QtWidgets import QSlider
+
+    slider = view.strength
+    slider.setValue(141)
+    view.step_strength(-1)
+    assert slider.value() == 140
+    view.step_strength(-4)
+    assert slider.value() == 100  # reachable again: before, 141 stepped to 101
+    slider.setValue(95)
+    slider.triggerAction(QSlider.SliderAction.SliderPageStepAdd)  # Page Up, or a click beside the handle
+    assert slider.value() == 100
+    slider.setValue(173)
+    qtbot.mouseDClick(slider, Qt.MouseButton.LeftButton)
+    assert slider.value() == 100

@@ -83,4 +83,4 @@ def test_quitting_with_ctrl_q_after_a_batch_exits_with_status_0_every_time(tmp_p
         assert "Fatal Python error" not in done.stderr, done.stderr[-3000:]
         assert done.returncode == 0, f"run {run}: exit status {done.returncode}\n{done.stderr[-3000:]}"
         assert "batch done: 3" in done.stdout, done.stdout + done.stderr[-2000:]
-        assert len(list((tmp_path / f"out{run}").iterdir())) == 3
+        assert len(list((tmp_path / f"out{run}" / photos[0].parent.name).iterdir())) == 3  # in the folder's name

@@ -1,5 +1,5 @@
-"""Run Again: finished photos can be colorized again (selected or all), and it is offered when the
-settings changed since their run, including after ticking Compare.
+"""Run Again: finished photos can be colorized again (selected or all), replacing their own outputs, and it
+is offered when settings that change the output changed since their run (not compare mode or batch size).
 """
 
 from __future__ import annotations
@@ -17,22 +17,27 @@ def _run(qtbot, window, action: str = "start"):
     return blocker.args[0]
 
 
-def test_ticking_compare_after_a_batch_offers_run_again_and_it_compares_every_photo(qtbot, make_window, backend,
-                                                                                    grey_photos):
+def test_ticking_compare_offers_nothing_and_run_again_compares_every_photo_in_place(qtbot, make_window, backend,
+                                                                                     grey_photos, tmp_path):
     window = make_window(backend)
     window.add_paths(grey_photos(3))
     _run(qtbot, window)
-    window.engine_panel.compare.setChecked(True)
-    assert "Settings changed since 3 photos were colorized" in window.status_label.text()
-    assert "Run Again (Ctrl+R)" in window.status_label.text()
-    assert not window.start_batch()  # Start only takes new and failed photos...
+    outputs = [r.output for r in window.queue.rows()]
+    window.set_status("")
+    window.engine_panel.compare.setChecked(True)  # the photos would come out the same: nothing to offer
+    window.engine_panel.batch_size.setValue(window.engine_panel.batch_size.value() + 1)
+    assert "Settings changed" not in window.status_label.text()
+    assert not window.actions_by_name["start"].isEnabled()  # every photo is done: Start has nothing to run
+    assert not window.start_batch()
     assert "Run Again" in window.status_label.text()  # ...and says what does the rest, not a dead end
     assert window.actions_by_name["run_again"].isEnabled()
 
-    summary = _run(qtbot, window, "run_again")
+    summary = _run(qtbot, window, "run_again")  # asked for all the same: each photo compared
     assert summary.total == 3 and summary.done == 3 and summary.compare_speedup is not None
     assert [r.status for r in window.queue.rows()] == ["done"] * 3
     assert all(window.queue.data(window.queue.index(i, COL_BASELINE)) for i in range(3))
+    assert [r.output for r in window.queue.rows()] == outputs  # replaced in place: no "(1)" copies beside them
+    assert sorted(p.name for p in (tmp_path / "out").rglob("*.png")) == sorted(p.name for p in outputs)
 
 
 def test_run_again_with_a_selection_colorizes_only_the_selected_photos(qtbot, make_window, backend, grey_photos,
@@ -48,7 +53,8 @@ def test_run_again_with_a_selection_colorizes_only_the_selected_photos(qtbot, ma
     rows = window.queue.rows()
     assert [r.status for r in rows] == ["done"] * 3
     assert rows[0].output == first_outputs[0] and rows[2].output == first_outputs[2]
-    assert rows[1].output != first_outputs[1] and rows[1].output.is_file()  # a new file: if-exists is "new name"
+    assert rows[1].output == first_outputs[1] and rows[1].output.is_file()  # its own output replaced, no copy
+    assert len(list((tmp_path / "out").rglob("*.png"))) == 3
 
 
 def test_run_again_with_a_selection_leaves_a_failed_photo_outside_it_alone(qtbot, make_window, backend,
@@ -72,11 +78,12 @@ def test_no_offer_while_the_settings_are_those_of_the_last_run(qtbot, make_windo
     window = make_window(backend)
     window.add_paths(grey_photos(2))
     _run(qtbot, window)
-    window.engine_panel.compare.setChecked(True)
+    size = window.engine_panel.work_size.value()
+    window.engine_panel.work_size.setValue(size + 64)
     assert "Settings changed" in window.status_label.text()
-    window.set_status("")
-    window.engine_panel.compare.setChecked(False)  # back to the settings the photos were made with
+    window.engine_panel.work_size.setValue(size)  # back to the settings the photos were made with
     assert "Settings changed" not in window.status_label.text()
+    assert "up to date" in window.status_label.text()  # the offer is taken back, not left standing
 
 
 def test_unticking_compare_after_a_compared_batch_offers_nothing(qtbot, make_window, backend, grey_photos):

@@ -44,7 +44,8 @@ class OutputPlanner:
         out = folder / (name + ext)
         key = os.path.realpath(out)
         clash = key in self.inputs or key in self.taken
-        if out.exists() or clash:
+        own = job.replaces is not None and os.path.realpath(job.replaces) == key
+        if (out.exists() and not own) or clash:
             if e.if_exists == "skip" and not clash:
                 return None, "output exists"
             if e.if_exists == "new_name" or clash:
