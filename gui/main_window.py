@@ -50,7 +50,7 @@ from .hint_store import HintStore
 from .logfile import log_file
 from .preview import BeforeAfterView, PreviewCache, preview_from_files
 from .queue_menu import QueueMenu, open_path
-from .queue_model import COMPARE_COLUMNS, QueueModel
+from .queue_model import COL_FILE, COMPARE_COLUMNS, FileNameDelegate, QueueModel
 from .queue_undo import QueueHistory
 from .request import BatchRequest
 from .run_again import changed_text, nothing_to_run_text, out_of_date, run_key
@@ -105,13 +105,16 @@ class MainWindow(QMainWindow):
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.setWordWrap(False)
         self.table.setTabKeyNavigation(False)  # Tab leaves the table; the arrow keys move between rows
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long paths keep their file name
+        self.table.setItemDelegateForColumn(COL_FILE, FileNameDelegate(self.table))  # "…ding/IMG_0001.JPG"
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)  # the Message column takes what is left, so errors stay in view
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(COL_FILE, QHeaderView.ResizeMode.Stretch)  # the names take what is left
         header.setMinimumSectionSize(40)
-        for col, width in enumerate((170, 62, 58, 62, 62, 70, 64)):
-            header.resizeSection(col, width)
+        padding = 2 * self.table.fontMetrics().horizontalAdvance("M")  # the header's margins and sort mark
+        for col, width in enumerate((170, 62, 58, 62, 62, 70, 64, 220)):
+            title = str(self.queue.headerData(col, Qt.Orientation.Horizontal))
+            header.resizeSection(col, max(width, self.table.fontMetrics().horizontalAdvance(title) + padding))
         self.preview = BeforeAfterView()
         self.engine_panel = EnginePanel(self.backend.available_options())
         self.export_panel = ExportPanel()

@@ -10,6 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from .request import QueuedPhoto
 
@@ -71,6 +72,14 @@ def human_size(n: int) -> str:
 
 def _ms(value: float | None) -> str:
     return "" if value is None else f"{value:.0f} ms"
+
+
+class FileNameDelegate(QStyledItemDelegate):
+    """Long names lose their beginning, not their end: "IMG_0001.JPG" and "IMG_0002.JPG" stay told apart."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideLeft
 
 
 class QueueModel(QAbstractTableModel):

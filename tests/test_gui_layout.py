@@ -12,7 +12,7 @@ import pytest
 from helpers import drag_event
 from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDragLeaveEvent, QDropEvent
-from PySide6.QtWidgets import QApplication, QDockWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QStyleOptionViewItem
 
 from engine.options import ColorizeSettings
 from gui.app import build_window, parse_args
@@ -88,7 +88,16 @@ def test_at_1024_by_700_the_previews_are_usable_and_the_message_column_is_in_vie
     header = window.table.horizontalHeader()
     start = header.sectionViewportPosition(COL_MESSAGE)
     assert 0 <= start and start + 150 <= window.table.viewport().width()  # room for the error's first words
-    assert window.table.textElideMode() == Qt.TextElideMode.ElideMiddle
+    option = QStyleOptionViewItem()
+    delegate = window.table.itemDelegateForColumn(COL_FILE)
+    delegate.initStyleOption(option, window.queue.index(0, COL_FILE))
+    assert option.textElideMode == Qt.TextElideMode.ElideLeft  # "…/IMG_0001.JPG": the end tells photos apart
+    assert header.sectionSize(COL_MESSAGE) <= window.table.viewport().width() * 0.4  # not 60% of it, empty
+    metrics = window.table.fontMetrics()
+    window.engine_panel.compare.setChecked(True)  # the comparison's columns shown too
+    for col in range(window.queue.columnCount()):  # every header reads whole ("Difference" was cut)
+        title = window.queue.headerData(col, Qt.Orientation.Horizontal)
+        assert header.sectionSize(col) >= metrics.horizontalAdvance(title) + 8, title
 
 
 def test_at_1600_by_1000_each_preview_side_is_wider_than_the_old_390_px(qtbot, backend, tmp_path, grey_photos):
