@@ -6,6 +6,7 @@ hands it the previews it shows, so the After side carries the colour strength se
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -82,12 +83,22 @@ def write(path: Path, image: QImage, quality: int = 92) -> Path | None:
     return path if image.save(str(path), fmt, quality if fmt == "JPEG" else -1) else None
 
 
+FullSize = Callable[[], tuple[np.ndarray, np.ndarray]]  # (before, after) RGB at the photo's own size
+
+
 def export_dialog(parent: QWidget, before: QImage, after: QImage, photo: Path, folder: Path,
-                  strength_percent: int | None = None) -> Path | None:
-    """Ask where to save the comparison of the photo on screen, then write it; the path written or None."""
-    chosen, _ = QFileDialog.getSaveFileName(parent, "Export comparison", str(folder / suggested_name(photo)),
-                                            "PNG image (*.png);;JPEG image (*.jpg *.jpeg)")
+                  strength_percent: int | None = None, full_size: FullSize | None = None) -> Path | None:
+    """Ask where to save the comparison of the photo on screen, and at which size, then write it; the path
+    written or None. ``full_size`` (when the photo has an output) gives both sides at the photo's own size.
+    """
+    sizes = ([("full size", full_size)] if full_size is not None else []) + [("preview size", None)]
+    filters = {f"{kind} image, {size} ({pattern})": make for size, make in sizes
+               for kind, pattern in (("PNG", "*.png"), ("JPEG", "*.jpg *.jpeg"))}
+    chosen, picked = QFileDialog.getSaveFileName(parent, "Export comparison", str(folder / suggested_name(photo)),
+                                                 ";;".join(filters), next(iter(filters)))
     if not chosen:
         return None
-    sheet = compose(qimage_to_rgb(before), qimage_to_rgb(after), *captions(photo.name, strength_percent))
+    make = filters.get(picked, full_size)
+    pair = make() if make is not None else (qimage_to_rgb(before), qimage_to_rgb(after))
+    sheet = compose(*pair, *captions(photo.name, strength_percent))
     return write(Path(chosen), sheet)

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QTableView,
 )
 
+from engine.color import grey_rgb, to_uint8
 from engine.imageio import IMAGE_EXTENSIONS
 from engine.messages import counted
 
@@ -48,7 +49,7 @@ from .help_dialogs import about_html, help_html, text_dialog
 from .hint_editor import HintEditor
 from .hint_store import HintStore
 from .logfile import log_file
-from .preview import BeforeAfterView, PreviewCache, preview_from_files
+from .preview import BeforeAfterView, PreviewCache, colour_image, preview_from_files
 from .queue_menu import QueueMenu, open_path
 from .queue_model import COL_FILE, COMPARE_COLUMNS, FileNameDelegate, QueueModel
 from .queue_undo import QueueHistory
@@ -687,9 +688,21 @@ class MainWindow(QMainWindow):
         if i is None or after.isNull():
             self.set_status("Nothing to export: select a colorized photo first")
             return None
-        photo = self.queue.row(i).path
-        written = export_dialog(self, self.preview.before_image(), after, photo,
-                                self.export_panel.choice().output_dir, self.preview.strength.value())
+        row = self.queue.row(i)
+        strength = self.preview.strength.value()
+        full = None
+        if row.status == "done" and row.output is not None and row.run_key is not None:
+            made_at = row.run_key.export.strength
+
+            def full() -> tuple[Any, Any]:  # the exported photo at its own size, at the strength on screen
+                L, ab = preview_from_files(row.path, row.output, size=1 << 30)
+                if ab is None:  # the output went missing since: its grey
+                    return to_uint8(grey_rgb(L)), to_uint8(grey_rgb(L))
+                scale = strength / 100 / made_at if made_at > 0 else 0.0
+                return to_uint8(grey_rgb(L)), to_uint8(colour_image(L, ab, scale))
+
+        written = export_dialog(self, self.preview.before_image(), after, row.path,
+                                self.export_panel.choice().output_dir, strength, full_size=full)
         if written is not None:
             self.set_status(f"Exported the comparison to {written}")
         return written

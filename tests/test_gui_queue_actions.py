@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
@@ -190,3 +191,28 @@ def test_export_comparison_without_a_colorized_photo_says_so(make_window, backen
     window = make_window(backend)
     assert window.export_comparison() is None
     assert window.status_label.text().startswith("Nothing to export")
+
+
+@pytest.mark.parametrize("size", ["full size", "preview size"])
+def test_export_comparison_of_a_large_photo_offers_its_full_size(size, make_window, backend, grey_photos, qtbot,
+                                                                  monkeypatch, tmp_path):
+    window = make_window(backend)
+    window.add_paths(grey_photos(1, size=(900, 1200)))  # larger than the 800 px preview
+    _run(qtbot, window)
+    window.table.selectRow(0)
+    target = tmp_path / "compare.png"
+    offered = []
+
+    def save_dialog(parent, title, start, filters, selected):
+        offered.extend(filters.split(";;"))
+        return str(target), next(f for f in offered if f.startswith(f"PNG image, {size}"))
+
+    monkeypatch.setattr("gui.comparison_export.QFileDialog.getSaveFileName", save_dialog)
+    assert window.export_comparison() == target
+    assert offered[0].startswith("PNG image, full size")  # the default
+    image = cv2.imread(str(target)).astype(int)
+    height, width = image.shape[:2]
+    side = 1200 if size == "full size" else window.preview.before_image().width()
+    assert (width, height) == (2 * side + GAP, BAND + side * 3 // 4)
+    spread = lambda a: np.abs(a - a.mean(axis=2, keepdims=True)).mean()  # noqa: E731 - 0 for grey
+    assert spread(image[BAND:, : side - 2]) < 0.5 and spread(image[BAND:, side + GAP + 2:]) > 2.0
