@@ -18,6 +18,7 @@ import numpy as np
 from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QIcon, QKeySequence, QPen, QPixmap, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import (
+    QApplication,
     QColorDialog,
     QFileDialog,
     QGraphicsEllipseItem,
@@ -123,6 +124,7 @@ class HintEditor(QObject):
         self._rings: list[Ring] = []
         self._press: dict[QObject, QPoint] = {}
         self._parent_widget = parent
+        self._busy_cursor = False
 
         self.show_action = QAction("Show &Hints", self)
         self.show_action.setCheckable(True)
@@ -148,6 +150,7 @@ class HintEditor(QObject):
             recolourer.recoloured.connect(self._on_recoloured)
             recolourer.suggestions.connect(self._on_suggestions)
             recolourer.refused.connect(self._on_refused)
+            recolourer.idle.connect(lambda: self._busy(False))
 
     # -- the photo on show ------------------------------------------------------------------------------
     def show(self, key: int | None, path: Path | None,
@@ -161,6 +164,8 @@ class HintEditor(QObject):
         self._draw()
         if self.key is None:
             return
+        if self.recolourer is not None:
+            self.recolourer.warm(self.settings())  # the first click then finds the model loaded
         ab = self.preview.colour()
         if ab is not None and made_with is not None:  # the batch's colour: it replaces a preview made the same way
             self._keep(self.key, tuple(made_with[1]), made_with[0], ab)
@@ -236,6 +241,15 @@ class HintEditor(QObject):
             self.preview_updated.emit(key)
         elif self.recolourer is not None:
             self.recolourer.request(key, L, hints, settings)
+            self._busy(True)
+
+    def _busy(self, on: bool) -> None:
+        """A busy cursor from a click until the model has answered: the wait is seen, the window stays live."""
+        if on and not self._busy_cursor:
+            QApplication.setOverrideCursor(Qt.CursorShape.BusyCursor)
+        elif not on and self._busy_cursor:
+            QApplication.restoreOverrideCursor()
+        self._busy_cursor = on
 
     def _on_recoloured(self, key: int, hints: Hints, settings: ColorizeSettings, ab: np.ndarray) -> None:
         self._keep(key, hints, settings, ab)
@@ -270,6 +284,7 @@ class HintEditor(QObject):
             self.status(NO_HINTS_TEXT)
             return False
         self.recolourer.suggest(self.key, L, x, y, self.hints(), self.settings())
+        self._busy(True)
         return True
 
     def _on_suggestions(self, key: int, x: float, y: float, colours: list[tuple[int, int, int]]) -> None:
@@ -359,6 +374,7 @@ class HintEditor(QObject):
             view.removeEventFilter(self)
         self._viewports, self._views = {}, ()
         self.store.flush()
+        self._busy(False)
         if self.recolourer is not None:
             self.recolourer.stop()
             self.recolourer = None

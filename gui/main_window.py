@@ -24,6 +24,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QFileDialog,
     QHeaderView,
     QLabel,
@@ -50,6 +51,7 @@ from .hint_editor import HintEditor
 from .hint_store import HintStore
 from .logfile import log_file
 from .preview import BeforeAfterView, PreviewCache, colour_image, preview_from_files
+from .preview_loader import PreviewLoader
 from .queue_menu import QueueMenu, open_path
 from .queue_model import COL_FILE, COMPARE_COLUMNS, FileNameDelegate, QueueModel
 from .queue_undo import QueueHistory
@@ -61,6 +63,7 @@ log = logging.getLogger(__name__)
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "samples"
 MODEL_CARD = Path(__file__).resolve().parent.parent / "resources" / "models" / "colorizer.md"
 PREVIEW_SIZE = 800  # longest side of the previews the worker sends back
+LOADING_AFTER_MS = 250  # a photo read from disk for longer than this shows "Loading…" instead of the last one
 SPLITTERS = ("central",)  # the queue over the preview; everything else is in docks (gui/docks.py)
 
 
@@ -84,6 +87,11 @@ class MainWindow(QMainWindow):
         self._shown_key: int | None = None
         self._batch_failed = False
         self._offering = False  # the status bar offers Run Again for photos whose settings changed
+        self._loading_key: int | None = None  # the photo being read from disk to be shown
+        self._busy_cursor = False
+        self.loader = PreviewLoader(PREVIEW_SIZE)
+        self.loader.loaded.connect(self._on_loaded)
+        self.loader.failed.connect(self._on_load_failed)
         self._run_only_output: Path | None = None  # --output: used for this run, never saved
         self._saved_output: Path | None = None
         self.sampler: Any = None
@@ -606,25 +614,68 @@ class MainWindow(QMainWindow):
             self._show_key(self._latest_key)
 
     def _show_key(self, key: int) -> None:
+        """Show a queued photo: from the cache at once, else read from disk off the UI thread (``_on_loaded``)."""
         i = self.queue.row_of(key)
         if i is None:
             return
         row = self.queue.row(i)
         cached = self.previews.get(key)
-        try:
-            L, ab = cached if cached is not None else preview_from_files(
-                row.path, row.output if row.status == "done" else None, PREVIEW_SIZE)
-        except Exception as err:  # noqa: BLE001 - an unreadable file must not break browsing the queue
-            reason = row.message if row.status == "failed" and row.message else str(err)
-            self.preview.show_error(f"{row.shown_name}: cannot show a preview.\n\n{reason}")
+        if cached is not None:
+            self._loading_key = None
+            self._busy(False)
+            self._present(key, *cached)
+            return
+        self._loading_key = key
+        self.loader.request(key, row.path, row.output if row.status == "done" else None)
+        self._busy(True)
+        QTimer.singleShot(LOADING_AFTER_MS, self, lambda: self._say_loading(key))
+
+    def _say_loading(self, key: int) -> None:
+        i = self.queue.row_of(key)
+        if self._loading_key == key and i is not None:
             self._shown_key = None
             self.hint_editor.show(None, None)
+            self.preview.clear(f"Loading {self.queue.row(i).shown_name}…", offer_action=False)
+
+    @Slot(int, object, object)
+    def _on_loaded(self, key: int, L: Any, ab: Any) -> None:
+        if key != self._loading_key:
+            return  # another photo was selected meanwhile
+        self._loading_key = None
+        self._busy(False)
+        self._present(key, L, ab)
+
+    @Slot(int, str)
+    def _on_load_failed(self, key: int, reason: str) -> None:
+        i = self.queue.row_of(key)
+        if key != self._loading_key or i is None:
             return
+        self._loading_key = None
+        self._busy(False)
+        row = self.queue.row(i)
+        reason = row.message if row.status == "failed" and row.message else reason
+        self.preview.show_error(f"{row.shown_name}: cannot show a preview.\n\n{reason}")
+        self._shown_key = None
+        self.hint_editor.show(None, None)
+
+    def _present(self, key: int, L: Any, ab: Any) -> None:
+        i = self.queue.row_of(key)
+        if i is None:
+            return
+        row = self.queue.row(i)
         self._shown_key = key
         missing = f"failed · {row.message}" if row.status == "failed" else "not colorized yet"
         self.preview.show_photo(L, ab, row.shown_name, missing=missing)
         made_with = (row.run_key.model, row.run_key.hints) if row.status == "done" and row.run_key else None
         self.hint_editor.show(key, row.path, made_with if ab is not None else None)
+
+    def _busy(self, on: bool) -> None:
+        """A busy cursor while the window waits for a photo to load (it stays responsive)."""
+        if on and not self._busy_cursor:
+            QApplication.setOverrideCursor(Qt.CursorShape.BusyCursor)
+        elif not on and self._busy_cursor:
+            QApplication.restoreOverrideCursor()
+        self._busy_cursor = on
 
     def _forget_removed_preview(self) -> None:
         """The photo on show left the queue: show nothing, so no hint is added to a photo no longer queued."""
@@ -714,6 +765,8 @@ class MainWindow(QMainWindow):
             self.sampler.stats.disconnect(self.utilization.add_sample)
             self.sampler = None
         self.controller.shutdown()
+        self.loader.stop()
+        self._busy(False)
         self.hint_editor.close()
         self.save_settings()
         self.utilization.release()

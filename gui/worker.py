@@ -144,6 +144,7 @@ class Recolourer(QObject):
     recoloured = Signal(int, object, object, object)  # key, tuple[Hint, ...], ColorizeSettings, ab (h x w x 2)
     suggestions = Signal(int, float, float, object)  # key, x, y, [(r, g, b), ...] most likely first
     refused = Signal(int, str)  # key, why
+    idle = Signal()  # every request so far is answered (the window's busy cursor ends)
     _wake = Signal()
 
     def __init__(self, make: ColorizerFactory) -> None:
@@ -167,6 +168,10 @@ class Recolourer(QObject):
         """The model's most likely colours at (x, y) of photo ``key``, as ``suggestions``."""
         self._post("suggest", key, (L, x, y, tuple(hints), settings))
 
+    def warm(self, settings: ColorizeSettings) -> None:
+        """Load the model for ``settings`` now, before the first click waits for it (a photo came on show)."""
+        self._post("warm", -1, (settings,))
+
     def _post(self, kind: str, key: int, args: tuple[Any, ...]) -> None:
         with self._lock:
             self._pending[kind] = (key, args)
@@ -180,8 +185,10 @@ class Recolourer(QObject):
             with self._lock:
                 if not self._pending:
                     self._scheduled = False
+                    self.idle.emit()
                     return
-                kind = "suggest" if "suggest" in self._pending else "colour"  # the user waits on the popup
+                # The user waits on the popup first, then on the colour; a warm-up waits for both.
+                kind = next(k for k in ("suggest", "colour", "warm") if k in self._pending)
                 key, args = self._pending.pop(kind)
             try:
                 self._run(kind, key, args)
@@ -192,6 +199,8 @@ class Recolourer(QObject):
     def _run(self, kind: str, key: int, args: tuple[Any, ...]) -> None:
         settings: ColorizeSettings = args[-1]
         colorizer = self._factory(replace(settings, compile=False).validated())
+        if kind == "warm":
+            return
         hints: tuple[Hint, ...] = args[-2]
         if not colorizer.takes_hints:
             self.refused.emit(key, NO_HINTS_TEXT)

@@ -60,12 +60,12 @@ def hinted_backend(_gentle_torch, hinted_model):
     return backend
 
 
-def _window(make_window, backend, photo):
+def _window(qtbot, make_window, backend, photo):
     window = make_window(backend, size=64, precision="fp32")
     window.add_paths([photo])
     window.table.selectionModel().select(window.queue.index(0, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
                                          | QItemSelectionModel.SelectionFlag.Rows)
-    assert window.preview.grey() is not None and window.hint_editor.key is not None
+    qtbot.waitUntil(lambda: window.preview.grey() is not None and window.hint_editor.key is not None)  # read off-thread
     return window
 
 
@@ -88,7 +88,7 @@ def photo(write_photo, tmp_path):
 
 def test_a_click_on_the_preview_offers_the_models_colours_and_picking_one_adds_a_hint(qtbot, make_window,
                                                                                      hinted_backend, photo):
-    window = _window(make_window, hinted_backend, photo)
+    window = _window(qtbot, make_window, hinted_backend, photo)
     editor, view = window.hint_editor, window.preview.after_view
     centre = view.viewport().rect().center()
     point = view.mapToScene(centre)
@@ -106,9 +106,34 @@ def test_a_click_on_the_preview_offers_the_models_colours_and_picking_one_adds_a
     assert len(editor._rings) == 2  # a ring on each side
 
 
+def test_the_model_is_loaded_when_a_photo_comes_on_show_and_a_click_shows_a_busy_cursor_until_answered(
+        qtbot, make_window, hinted_backend, photo, monkeypatch):
+    import threading
+
+    from PySide6.QtWidgets import QApplication
+
+    built = threading.Event()
+    make = hinted_backend._make
+
+    def recording_make(settings):
+        built.set()
+        return make(settings)
+
+    monkeypatch.setattr(hinted_backend, "_make", recording_make)
+    window = _window(qtbot, make_window, hinted_backend, photo)
+    assert built.wait(30)  # warmed before any click: the first click does not wait for the weights
+    editor, view = window.hint_editor, window.preview.after_view
+    with qtbot.waitSignal(editor.suggestions_shown, timeout=TIMEOUT_MS):
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.viewport().rect().center())
+        cursor = QApplication.overrideCursor()
+        assert cursor is not None and cursor.shape() == Qt.CursorShape.BusyCursor  # the wait is seen
+    qtbot.waitUntil(lambda: QApplication.overrideCursor() is None)  # and ends with the answer
+    editor.menu.close()
+
+
 def test_the_colour_near_a_hint_changes_and_undo_restores_the_previous_result(
         qtbot, make_window, hinted_backend, photo):
-    window = _window(make_window, hinted_backend, photo)
+    window = _window(qtbot, make_window, hinted_backend, photo)
     before = _recolour(qtbot, window)
     after = _add(qtbot, window, 0.5, 0.5, GREEN)
     # A random model's colour does not follow the hint's hue (the shipped-model test below pins that); what
@@ -143,7 +168,7 @@ def test_with_the_shipped_model_the_colour_near_a_hint_moves_toward_the_chosen_c
         qtbot, make_window, shipped_backend, photo):
     from engine.color import rgb_to_lab
 
-    window = _window(make_window, shipped_backend, photo)
+    window = _window(qtbot, make_window, shipped_backend, photo)
     window.engine_panel.set_choice(ColorizeSettings(size=128, batch_size=2, precision="fp32"))
     before = _recolour(qtbot, window)
     after = _add(qtbot, window, 0.5, 0.5, GREEN)
@@ -159,7 +184,7 @@ def test_with_the_shipped_model_the_colour_near_a_hint_moves_toward_the_chosen_c
 
 def test_delete_and_right_click_remove_a_hint_and_show_hints_hides_the_rings(qtbot, make_window, hinted_backend,
                                                                             photo):
-    window = _window(make_window, hinted_backend, photo)
+    window = _window(qtbot, make_window, hinted_backend, photo)
     editor = window.hint_editor
     _add(qtbot, window, 0.3, 0.3, GREEN)
     _add(qtbot, window, 0.7, 0.6, (200, 30, 30))
@@ -185,7 +210,7 @@ def test_delete_and_right_click_remove_a_hint_and_show_hints_hides_the_rings(qtb
 
 
 def test_dragging_a_hint_moves_it(qtbot, make_window, hinted_backend, photo):
-    window = _window(make_window, hinted_backend, photo)
+    window = _window(qtbot, make_window, hinted_backend, photo)
     _add(qtbot, window, 0.3, 0.3, GREEN)
     view = window.preview.before_view
     ring = next(r for r in window.hint_editor._rings if r.scene() is window.preview.before_scene)
@@ -200,14 +225,14 @@ def test_dragging_a_hint_moves_it(qtbot, make_window, hinted_backend, photo):
 
 
 def test_hints_survive_a_restart_and_a_save_load_round_trip(qtbot, make_window, hinted_backend, photo, tmp_path):
-    window = _window(make_window, hinted_backend, photo)
+    window = _window(qtbot, make_window, hinted_backend, photo)
     hints = (Hint(0.25, 0.5, GREEN), Hint(0.75, 0.2, (180, 60, 40)))
     _add(qtbot, window, hints[0].x, hints[0].y, hints[0].rgb)
     _add(qtbot, window, hints[1].x, hints[1].y, hints[1].rgb)
     window.close()
 
     seen_before = len(hinted_backend.seen)
-    again = _window(make_window, hinted_backend, photo)  # a new window on the same settings: a restart
+    again = _window(qtbot, make_window, hinted_backend, photo)  # a new window on the same settings: a restart
     assert again.hint_store.get(photo) == hints
     assert len(again.hint_editor._rings) == 4
     # nothing cached shows these hints' colour: showing the photo asks the model for it
@@ -225,7 +250,7 @@ def test_hints_survive_a_restart_and_a_save_load_round_trip(qtbot, make_window, 
 
 def test_export_uses_the_hints_and_changing_them_afterwards_offers_run_again(qtbot, make_window, hinted_backend,
                                                                            photo):
-    window = _window(make_window, hinted_backend, photo)
+    window = _window(qtbot, make_window, hinted_backend, photo)
     _add(qtbot, window, 0.5, 0.5, GREEN)
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
         window.start_batch()
@@ -239,7 +264,7 @@ def test_export_uses_the_hints_and_changing_them_afterwards_offers_run_again(qtb
 
 
 def test_weights_without_hint_inputs_add_no_hint_and_say_so(qtbot, make_window, backend, photo):
-    window = _window(make_window, backend, photo)
+    window = _window(qtbot, make_window, backend, photo)
     view = window.preview.after_view
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.viewport().rect().center())
     qtbot.waitUntil(lambda: window.status_label.text() == NO_HINTS_TEXT, timeout=TIMEOUT_MS)
@@ -248,7 +273,7 @@ def test_weights_without_hint_inputs_add_no_hint_and_say_so(qtbot, make_window, 
 
 def test_changing_the_working_size_makes_undo_and_recolour_ask_the_model_again(qtbot, make_window, hinted_backend,
                                                                                photo):
-    window = _window(make_window, hinted_backend, photo)
+    window = _window(qtbot, make_window, hinted_backend, photo)
     _add(qtbot, window, 0.5, 0.5, GREEN)
     window.engine_panel.work_size.setValue(window.engine_panel.work_size.value() + 32)
     seen_before = len(hinted_backend.seen)
@@ -258,7 +283,7 @@ def test_changing_the_working_size_makes_undo_and_recolour_ask_the_model_again(q
 
 def test_removing_the_photo_on_show_unbinds_the_editor_so_a_click_adds_nothing(qtbot, make_window, hinted_backend,
                                                                                photo):
-    window = _window(make_window, hinted_backend, photo)
+    window = _window(qtbot, make_window, hinted_backend, photo)
     window.remove_selected()
     assert window.queue.rowCount() == 0
     assert window.hint_editor.key is None and window.hint_editor.path is None

@@ -131,15 +131,15 @@ def test_a_broken_files_preview_shows_its_error_not_the_sample_photos_button(qtb
     broken.write_bytes(b"\x89PNG\r\n\x1a\nthis is not really a png")
     window.add_paths([broken, *grey_photos(1)])
     window.table.selectRow(0)
+    qtbot.waitUntil(lambda: "cannot show a preview" in window.preview.placeholder_label.text())  # read off-thread
     assert window.preview.stack.currentWidget() is window.preview.placeholder
     assert "broken.png" in window.preview.placeholder_label.text()
-    assert "cannot show a preview" in window.preview.placeholder_label.text()
     assert not window.preview.placeholder_button.isVisible()
 
     _run(qtbot, window)
     row = window.queue.row(0)
     assert row.status == "failed" and row.message
-    assert row.message in window.preview.placeholder_label.text()  # the queue's reason, in place of the photo
+    qtbot.waitUntil(lambda: row.message in window.preview.placeholder_label.text())  # the queue's reason shown
     assert not window.preview.placeholder_button.isVisible()
 
 

@@ -120,7 +120,7 @@ def test_selecting_a_done_row_shows_its_preview_even_after_the_cache_dropped_it(
     window.previews.clear()
     window.preview.clear("nothing")
     window.table.selectRow(0)
-    assert window.preview.stack.currentIndex() == 1
+    qtbot.waitUntil(lambda: window.preview.stack.currentIndex() == 1)  # read from disk off the UI thread
     assert not window.preview.after_image().isNull()
     assert window.preview.before_image().width() == 60
     assert "photo00.png" in window.preview.before_caption.text()
@@ -171,3 +171,27 @@ def test_strength_steps_land_on_multiples_of_ten_and_a_double_click_resets_it(vi
     slider.setValue(173)
     qtbot.mouseDClick(slider, Qt.MouseButton.LeftButton)
     assert slider.value() == 100
+
+
+def test_a_photo_read_from_disk_does_not_hold_the_window_and_says_loading_when_slow(qtbot, make_window, backend,
+                                                                                  grey_photos, monkeypatch):
+    import threading
+
+    from gui import preview_loader
+
+    window = make_window(backend)
+    window.add_paths(grey_photos(2))
+    release = threading.Event()
+    read = preview_loader.preview_from_files
+
+    def slow_read(*args, **kwargs):
+        release.wait(10)  # a 3000 px scan on a slow disk
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(preview_loader, "preview_from_files", slow_read)
+    window.table.selectRow(1)  # returns at once: the window keeps processing events meanwhile
+    qtbot.waitUntil(lambda: "Loading photo01.png" in window.preview.placeholder_label.text())
+    assert window.preview.grey() is None and window.hint_editor.key is None  # no hint lands on the last photo
+    release.set()
+    qtbot.waitUntil(lambda: window.preview.stack.currentIndex() == 1)
+    assert "photo01.png" in window.preview.before_caption.text() and window.hint_editor.key is not None
