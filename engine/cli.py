@@ -81,8 +81,6 @@ def _colorize(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     hints_file: HintsFile | None = None
     if args.hints is not None:
-        if args.ray:
-            raise UsageError("--hints does not work with --ray yet: colorize with hints without --ray")
         try:
             hints_file = load_hints_file(args.hints)
         except HintsFileError as err:
@@ -90,7 +88,7 @@ def _colorize(args: argparse.Namespace) -> int:
     warnings.simplefilter("ignore")  # library warnings mean nothing to the user; failures are reported per photo
     report = _PhotoReport()
     if args.ray:
-        return _colorize_on_ray(args.inputs, settings, export, args.ray, report)
+        return _colorize_on_ray(args.inputs, settings, export, args.ray, report, hints_file)
     jobs, problems = collect_inputs(args.inputs)
     _print_problems(len(jobs), problems)
     if not jobs:
@@ -174,7 +172,7 @@ def _print_problems(total: int, problems: list[str]) -> None:
 
 
 def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: ExportOptions, address: str,
-                     report: _PhotoReport) -> int:
+                     report: _PhotoReport, hints_file: HintsFile | None = None) -> int:
     """``colorize --ray``: the messages and exit status of a local run; the summary line adds the cluster's size."""
     import importlib.util
 
@@ -185,10 +183,12 @@ def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: Exp
         print("error: --ray needs Ray: pip install 'colorizer[cluster]'", file=sys.stderr)
         return 1
     try:
-        read_weights(settings.weights if settings.weights is not None else DEFAULT_WEIGHTS)
+        blob = read_weights(settings.weights if settings.weights is not None else DEFAULT_WEIGHTS)
     except WeightsError as err:
         print(f"error: {short_reason(err, 300)}", file=sys.stderr)
         return 1
+    if hints_file is not None and not int(blob.get("config", {}).get("hint_channels", 0)):
+        raise UsageError("--hints: these weights take no colour hints (use weights trained with --hint-channels 3)")
 
     def on_plan(total: int, problems: list[str]) -> None:
         _print_problems(total, problems)
@@ -196,7 +196,8 @@ def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: Exp
             report.start(total)
 
     try:
-        run = run_on_ray(inputs, settings, export, address, report, on_plan=on_plan)
+        run = run_on_ray(inputs, settings, export, address, report, on_plan=on_plan,
+                         hints=(lambda jobs: _matched_hints(hints_file, jobs)) if hints_file is not None else None)
     except ConnectionError as err:
         print(f"error: cannot reach the Ray cluster at {address}: {short_reason(err)}", file=sys.stderr)
         return 1

@@ -140,6 +140,49 @@ def test_bad_inputs_get_the_local_reasons_and_exit_status_1(local_ray, weights, 
     assert sorted(outputs(tmp_path / "out")) == ["p00.png", "p01.jpg"]
 
 
+def test_colour_hints_travel_with_their_photos_to_the_cluster(local_ray, tmp_path, capsys):
+    import json
+
+    import torch
+
+    from engine.model import with_hint_channels
+
+    hinted = with_hint_channels(random_model(), 3)
+    with torch.no_grad():  # hint inputs that matter: their stem weights drawn large
+        hinted.encoder._conv_stem.weight[:, 1:].normal_(0, 2.0, generator=torch.Generator().manual_seed(1))
+    weights = tmp_path / "hinted.pt"
+    save_weights(hinted.eval(), weights)
+    src = make_photos(tmp_path, 3)
+    hints = tmp_path / "hints.json"
+    hints.write_text(json.dumps({"version": 1, "photos": {"p00.png": [{"x": 0.5, "y": 0.5, "rgb": [220, 30, 30]}],
+                                                           "gone.png": [{"x": 0.1, "y": 0.1, "rgb": [0, 0, 200]}]}}))
+    common = ["--weights", str(weights), "--size", "64", "--precision", "fp32", "--device", "cpu", "--batch-size", "2"]
+    assert main(["colorize", str(src), "--output", str(tmp_path / "local"), "--hints", str(hints), *common]) == 0
+    capsys.readouterr()
+    assert main(["colorize", str(src), "--output", str(tmp_path / "ray"), "--hints", str(hints), "--ray", "local",
+                 *common]) == 0
+    err = capsys.readouterr().err
+    assert "'gone.png' names no input" in err  # the same warning as a local run
+    assert main(["colorize", str(src), "--output", str(tmp_path / "plain"), "--ray", "local", *common]) == 0
+    mine, local, plain = (outputs(tmp_path / d) for d in ("ray", "local", "plain"))
+    assert sorted(mine) == sorted(local) == sorted(plain)
+    for name in mine:
+        assert_same_images(mine[name], local[name])  # hinted on the cluster as in a local run
+    hinted_photo, plain_photo = (cv2.imread(str(d["p00.png"])) for d in (mine, plain))
+    assert not np.array_equal(hinted_photo, plain_photo)  # the hint reached the actor's model
+    assert_same_images(mine["p01.jpg"], plain["p01.jpg"], tolerance=0)  # the other photos have none
+
+
+def test_hints_on_the_cluster_with_weights_that_take_none_exit_2(local_ray, weights, tmp_path, capsys):
+    src = make_photos(tmp_path, 1)
+    hints = tmp_path / "hints.json"
+    hints.write_text('{"version": 1, "photos": {}}')
+    with pytest.raises(SystemExit) as exit_:
+        main(["colorize", str(src), "--output", str(tmp_path / "out"), "--hints", str(hints), "--ray", "local",
+              "--weights", str(weights), "--size", "64", "--device", "cpu"])
+    assert exit_.value.code == 2 and "take no colour hints" in capsys.readouterr().err
+
+
 def test_skip_existing_resumes_without_rewriting(local_ray, weights, tmp_path):
     src = make_photos(tmp_path, 4)
     out = tmp_path / "out"

@@ -126,15 +126,6 @@ def test_weights_without_hint_inputs_with_hints_exit_2_before_any_photo_is_writt
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*.png"))
 
 
-def test_hints_with_ray_are_refused_with_a_reason(tmp_path, capsys, hinted_weights):
-    write_grey(tmp_path / "in" / "one.png", 40, 50)
-    hints = write_hints(tmp_path / "h.json", {})
-    with pytest.raises(SystemExit) as exit_:
-        run(capsys, "colorize", tmp_path / "in", "--output", tmp_path / "out", "--weights", hinted_weights,
-            "--hints", hints, "--ray", "local")
-    assert exit_.value.code == 2 and "--ray" in capsys.readouterr().err
-
-
 def test_the_pipeline_gives_each_photo_its_hint_map_and_the_hinted_output_differs(tmp_path, capsys, hinted_weights,
                                                                              monkeypatch):
     from engine.runtimes.optimized import OptimizedRuntime

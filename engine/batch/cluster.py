@@ -28,7 +28,7 @@ import shutil
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ import numpy as np
 
 from ..color import lightness
 from ..colorizer import Colorizer, Prepared, ab_source
+from ..hints import Hint
 from ..imageio import (
     IMAGE_EXTENSIONS,
     PARTIAL_MARK,
@@ -205,6 +206,7 @@ class _Plan:
     filesystems: list[Any] = field(default_factory=list)
     out_fs: int = -1
     problems: list[str] = field(default_factory=list)
+    hints: dict[int, tuple[Hint, ...]] = field(default_factory=dict)  # colour hints by job index
 
 
 def plan_run(inputs: Sequence[object], export: ExportOptions) -> _Plan:
@@ -336,6 +338,7 @@ class _Work:
     infer_ms: float = 0.0
     encode_ms: float = 0.0
     engine: str = ""
+    hints: tuple[Hint, ...] = ()  # the photo's colour hints travel with it, as relative points and colours
 
     def fail(self, message: str, status: str = _FAILED) -> None:
         self.status, self.message, self.image, self.small, self.ab = status, message, None, None, None
@@ -489,8 +492,10 @@ class ColorizeActor:
         if not ready:
             return _batch(works)
         t = time.perf_counter()
+        items = [Prepared(w.small, w.small) for w in ready if w.small is not None]
+        hints = [w.hints for w in ready] if any(w.hints for w in ready) else None
         try:
-            inferred = self.colorizer.infer_photos([Prepared(w.small, w.small) for w in ready if w.small is not None])
+            inferred = self.colorizer.infer_photos(items, hints)
         except Exception as err:  # noqa: BLE001 - one bad batch must not end the run
             log.debug("colorization failed", exc_info=True)
             for w in ready:
@@ -561,7 +566,8 @@ def _run_round(plan: _Plan, pending: list[int], settings: ColorizeSettings, expo
     import ray.data
 
     context = _Context(settings.size, export, tuple(plan.filesystems), plan.out_fs)
-    works = [_Work(i, str(plan.jobs[i].path), plan.src_fs[i], plan.outputs[i]) for i in pending]
+    works = [_Work(i, str(plan.jobs[i].path), plan.src_fs[i], plan.outputs[i], hints=plan.hints.get(i, ()))
+             for i in pending]
     blobs = [{"index": w.index, "work": pickle.dumps(w, protocol=5)} for w in works]
     blocks = max(1, -(-len(blobs) // per_block))
     ds: Any = ray.data.from_items(blobs, override_num_blocks=blocks)  # typed loosely: Ray types fn_kwargs UDFs narrowly
@@ -601,10 +607,13 @@ def _run_round(plan: _Plan, pending: list[int], settings: ColorizeSettings, expo
 def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: ExportOptions, address: str = "local",
                on_result: Callable[[PhotoResult], None] | None = None, *, max_actors: int | None = None,
                hook: Callable[[str], None] | None = None, max_rounds: int = MAX_ROUNDS,
-               on_plan: Callable[[int, list[str]], None] | None = None) -> ClusterRun:
+               on_plan: Callable[[int, list[str]], None] | None = None,
+               hints: Callable[[list[Job]], Mapping[int, Sequence[Hint]]] | None = None) -> ClusterRun:
     """Colorize ``inputs`` on Ray; ``on_result`` gets each photo as it finishes (in no set order).
 
     ``on_plan(total, problems)`` is called once the inputs are found, before any photo is reported.
+    ``hints(jobs)``: the colour hints of the photos found, by job index (a hints file matched to them);
+    each photo's hints travel with it to the actor that colorizes it.
     Raises ValueError for settings the cluster cannot run (CUDA asked of a cluster without GPUs),
     ConnectionError where the cluster cannot be reached. Prints nothing: the caller reports.
     """
@@ -621,6 +630,8 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
     plan = plan_run(inputs, export)
     if on_plan is not None:
         on_plan(len(plan.jobs), plan.problems)
+    if hints is not None:
+        plan.hints = {i: tuple(h) for i, h in hints(plan.jobs).items() if h}
     summary = BatchSummary(total=len(plan.jobs))
     run = ClusterRun(summary, shape, problems=list(plan.problems))
     finished: dict[int, PhotoResult] = {}
