@@ -288,7 +288,8 @@ def _bench(args: argparse.Namespace) -> int:
     return run_bench(BenchSettings(size=args.size, batches=tuple(args.batch), json_path=args.json,
                                    profile=args.profile, repeat=args.repeat, device=args.device,
                                    weights=args.weights, threads=args.threads, hints=args.hints,
-                                   encoders=tuple(args.encoders or ())))
+                                   encoders=tuple(args.encoders or ()), peers=args.peers, rounds=args.rounds,
+                                   cuda_graphs=not args.no_cuda_graphs))
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -352,9 +353,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--hints", type=Path, metavar="FILE",
                    help='colour hints, JSON: {"version": 1, "photos": {"NAME": [{"x": 0.25, "y": 0.4, "rgb": '
                    '[200, 150, 120]}]}}; NAME is the path relative to its input folder, or a unique file name; '
-                   "x, y relative (0..1) in the upright photo. Needs weights trained with hints; not with --ray")
+                   "x, y relative (0..1) in the upright photo. Needs weights trained with hints")
     c.add_argument("--ray", metavar="ADDRESS", help="run on Ray: 'local' (this machine), 'auto' or ray://host:10001 "
-                   "(needs the 'cluster' extra; not with --hints yet)")
+                   "(needs the 'cluster' extra)")
     c.set_defaults(func=_colorize)
 
     b = sub.add_parser("bench", help="baseline vs optimized, side by side", parents=[common])
@@ -371,6 +372,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "with and without hints")
     b.add_argument("--encoders", nargs="+", choices=("lite0", "lite2"), metavar="ENCODER",
                    help="instead: the optimized runtime with each encoder (lite0, lite2), side by side")
+    b.add_argument("--peers", action="store_true",
+                   help="instead: ours beside the model exported to ONNX on ONNX Runtime and OpenVINO, in one "
+                   "process, rounds taking turns (needs the 'peers' extra)")
+    b.add_argument("--rounds", type=int, default=9, help="--peers: rounds taking turns (default: 9)")
+    b.add_argument("--no-cuda-graphs", action="store_true", help="on CUDA: launch every call anew, no graph replay")
     b.set_defaults(func=_bench)
 
     t = sub.add_parser("train", help="train colorization weights on a folder of colour photos", parents=[common])

@@ -211,3 +211,9 @@ def test_image_started_comes_once_per_photo_before_its_result_in_input_order(col
     assert [i for kind, i in events if kind == "result"] == list(range(6))
     for i in range(6):
         assert events.index(("started", i)) < events.index(("result", i))
+
+
+def test_decode_and_encode_threads_scale_with_the_cores_within_bounds():
+    from engine.batch.pipeline import io_threads
+
+    assert [io_threads(n) for n in (1, 2, 4, 16, 64)] == [2, 2, 2, 8, 8]  # a GPU machine's 16 cores: 8 each

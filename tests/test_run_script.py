@@ -141,3 +141,16 @@ def test_run_sh_installs_once_and_again_only_when_pyproject_changes(fake_checkou
         f.write("\n# a new dependency\n")
     assert run([script, "colorize", "in", "-o", "out"], env).returncode == 0
     assert calls(fake_checkout).count("-m pip install") == 2
+
+
+def test_gpu_check_on_a_machine_without_cuda_says_so_and_exits_0(tmp_path):
+    import sys
+
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: the check would run for minutes")
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_check.sh"), str(tmp_path / "out")],
+                          env={**os.environ, "PYTHON": sys.executable}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "no CUDA GPU here" in done.stdout

@@ -25,6 +25,7 @@ full-resolution work goes in strips.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -100,6 +101,14 @@ def _preview_from_source(item: Prepared, source: np.ndarray, size: int) -> Previ
     interp = cv2.INTER_AREA if dsize[1] <= source.shape[0] else cv2.INTER_LINEAR
     return Preview(cv2.resize(item.L, dsize, interpolation=cv2.INTER_AREA),
                    cv2.resize(source, dsize, interpolation=interp).reshape(dsize[1], dsize[0], 2))
+
+
+def io_threads(cores: int | None = None) -> int:
+    """Decode (and encode) threads: half the cores, 2 to 8. Two cores keep two each (on the CPU the model runs
+    alone anyway, quiet.py); a GPU machine's 16 cores get 8 each, as a GPU at batch 16 eats photos faster than two
+    threads decode them.
+    """
+    return max(2, min(8, (cores or os.cpu_count() or 2) // 2))
 
 
 def engine_label(colorizer: Colorizer) -> str:
@@ -195,7 +204,7 @@ class BatchPipeline:
     """
 
     def __init__(self, colorizer: Colorizer, export: ExportOptions, *, compare: Colorizer | None = None,
-                 decode_workers: int = 2, encode_workers: int = 2, preview_size: int = 0,
+                 decode_workers: int | None = None, encode_workers: int | None = None, preview_size: int = 0,
                  max_pixels: int = MAX_PIXELS, max_buffered_pixels: int = 64_000_000,
                  hints: Mapping[int, Sequence[Hint]] | None = None) -> None:
         self.hints = {i: tuple(h) for i, h in (hints or {}).items() if h}
@@ -205,8 +214,8 @@ class BatchPipeline:
         self.export = export.validated()
         self.compare = compare
         self._gate = gate_for(colorizer.runtime.device.type, comparing=compare is not None)  # quiet.py says why
-        self.decode_workers = decode_workers
-        self.encode_workers = encode_workers
+        self.decode_workers = decode_workers or io_threads()
+        self.encode_workers = encode_workers or io_threads()
         self.preview_size = preview_size
         self.max_pixels = max_pixels
         self.max_buffered_pixels = max_buffered_pixels
@@ -231,10 +240,10 @@ class BatchPipeline:
         if summary.stopped_reason is None:
             clean_partials(out_dir)
         log.info("batch started: %d photos with %s%s, working size %d, to %s (format %s, if an output exists: %s, "
-                 "strength %.2f, colour inputs: %s)%s", len(jobs), summary.engine,
+                 "strength %.2f, colour inputs: %s), %d decode and %d encode threads%s", len(jobs), summary.engine,
                  f" vs {summary.compare_engine}" if summary.compare_engine else "", self.colorizer.settings.size,
                  out_dir, self.export.format, self.export.if_exists, self.export.strength, self.export.colour_inputs,
-                 f", colour hints on {len(self.hints)}" if self.hints else "")
+                 self.decode_workers, self.encode_workers, f", colour hints on {len(self.hints)}" if self.hints else "")
 
         def stopping() -> bool:
             return control.cancelled or summary.stopped_reason is not None

@@ -97,7 +97,7 @@ def soft_targets(ab: torch.Tensor, centres: torch.Tensor, sigma: float) -> tuple
 def losses(model: CVUNet, L: torch.Tensor, ab: torch.Tensor, class_w: torch.Tensor,
            reg_weight: float, reg_beta: float = 0.05, hints: torch.Tensor | None = None,
            bf16: bool = False) -> tuple[torch.Tensor, dict[str, float]]:
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+    with torch.autocast(L.device.type, dtype=torch.bfloat16, enabled=bf16):  # "cuda" too (the GPU check)
         logits, ab_pred = model.forward_train(L, hints=hints)
     ab4 = F.avg_pool2d(ab, 4)
     target, nearest = soft_targets(ab4, model.bins, color.BIN_STEP / 2)

@@ -1,0 +1,67 @@
+"""bench --peers: the model exported to ONNX runs on ONNX Runtime and OpenVINO and agrees with ours."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from helpers import random_model
+
+from engine.bench import BenchSettings, bench_inputs, peer_verdicts, run_peers_bench
+from engine.options import AGREEMENT
+from engine.runtimes import make_runtime
+from engine.runtimes.base import ab_difference
+from engine.weights import save_weights
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("openvino")
+
+
+@pytest.fixture(scope="module")
+def model():
+    return random_model(seed=3).eval()
+
+
+def test_the_exported_model_agrees_with_the_baseline_on_both_peers(model, tmp_path):
+    import torch
+
+    from engine.peers import export_onnx, onnxruntime_peer, openvino_peer
+
+    onnx_file = export_onnx(random_model(seed=3).eval(), tmp_path / "m.onnx", 64)
+    L = bench_inputs(64, 2)
+    reference = make_runtime("baseline", model, torch.device("cpu"), "fp32").run(L)
+    for peer in (onnxruntime_peer(onnx_file, 1), openvino_peer(onnx_file, 1, "fp32", L.shape)):
+        out = peer.run(L)
+        assert out.shape == reference.shape, peer.label
+        p999, most = ab_difference(out, reference)
+        assert most <= AGREEMENT["fp32"].max_abs and p999 <= AGREEMENT["fp32"].p999, (peer.label, most)
+
+
+def test_bench_peers_prints_a_row_for_each_runtime_with_its_agreement(model, tmp_path, capsys):
+    weights = tmp_path / "w.pt"
+    save_weights(model, weights)
+    out = tmp_path / "peers.json"
+    assert run_peers_bench(BenchSettings(size=64, batches=(1, 2), weights=weights, threads=1, rounds=2, warmup=1,
+                                         json_path=out)) == 0
+    text = capsys.readouterr().out
+    assert "cpu: " in text  # which CPU it ran on
+    doc = json.loads(out.read_text())
+    names = {(r["runtime"].split(" ")[0], r["precision"], r["batch"]) for r in doc["rows"]}
+    for batch in (1, 2):
+        assert {("ONNX", "fp32", batch), ("OpenVINO", "fp32", batch), ("ours,", "fp32", batch)} <= names
+    for r in doc["rows"]:
+        assert np.isfinite(r["ms_per_image"]) and len(r["rounds_ms"]) == 2
+        if r["precision"] == "fp32":
+            assert r["max_abs_diff"] <= AGREEMENT["fp32"].max_abs, r
+    assert "the speed of OpenVINO's fastest" in text and "the speed of OpenVINO's f32" in text
+
+
+def test_the_verdict_is_a_ratio_of_speeds_fastest_against_fastest():
+    from engine.bench import PeerRow
+
+    rows = [PeerRow(name, precision, 1, ms, [], 0, 0) for name, precision, ms in (
+        ("ours, optimized", "fp32", 60.0), ("ours, optimized", "bf16", 30.0),
+        ("OpenVINO 2026.4", "fp32", 80.0), ("OpenVINO 2026.4", "bf16", 33.0))]
+    assert peer_verdicts(rows) == ["batch 1: our fastest (bf16) is 1.10x the speed of OpenVINO's fastest (bf16)",
+                                   "batch 1: our fp32 is 1.33x the speed of OpenVINO's f32"]
