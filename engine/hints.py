@@ -136,14 +136,16 @@ class HintSpread:
     colour: float = 0.0  # ab units: the scale of the difference in the network's own colour from the hint's (0: off)
 
 
-def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread) -> np.ndarray:
+def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread,
+                 reference: np.ndarray | None = None) -> np.ndarray:
     """The ab (h x w x 2) with each hint's correction carried to the pixels around it of a similar lightness.
 
     ``L`` is the photo's lightness at ab's size. Each hint's correction is the difference between its
     colour (the chroma that fits at its lightness, as the network was given) and ``ab`` at its pixel;
     a pixel gets the weighted mean of the corrections, ``exp(-d²/2(reach·side)² - ΔL²/2 lightness²
     - Δab²/2 colour²)`` over the hints (Δab: the network's own colour there against at the hint), with the
-    network's own colour weighted ``floor``. A hint's pixel gets almost all of it.
+    network's own colour weighted ``floor``. A hint's pixel gets almost all of it. ``reference``: the colours the
+    colour term compares (h x w x 2; default ``ab`` itself; docs/experiments/hint_leak_probe.py tries others).
     """
     if not hints or spread.reach <= 0:
         return ab
@@ -168,7 +170,7 @@ def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: H
     den = np.full((gh, gw), spread.floor, np.float32)
     grid_ab = None
     if spread.colour > 0:
-        grid_ab = to_grid(ab)
+        grid_ab = to_grid(ab if reference is None else np.ascontiguousarray(reference, np.float32))
         two_c2 = 2.0 * spread.colour ** 2
     for (r, c), Lk, d in zip(pixels, L_at, delta, strict=True):
         dist = ((ys - (r + 0.5)) ** 2)[:, None] + ((xs - (c + 0.5)) ** 2)[None, :]
