@@ -190,3 +190,29 @@ def test_readout_runs_from_main_py_and_writes_weights_with_the_chosen_read_out(t
     assert p.returncode == 0, p.stderr
     assert "read-out on 3 photos" in p.stdout and (tmp_path / "again.pt").is_file()
     assert cli("readout", weights, tmp_path / "nowhere", "--out", tmp_path / "x.pt").returncode == 2
+
+
+def test_ctrl_c_says_how_many_photos_were_written_and_how_to_go_on(tmp_path, weights, capsys, monkeypatch):
+    from engine.batch.pipeline import BatchPipeline
+
+    for i in range(3):
+        write_grey(tmp_path / "in" / f"p{i}.png", 40, 50, i)
+    (tmp_path / "out").mkdir()
+    cv2.imwrite(str(tmp_path / "out" / "p0.png"), np.zeros((40, 50, 3), np.uint8))  # done in an earlier run
+    real_run = BatchPipeline.run
+
+    def interrupted(self, jobs, on_result=None, **kw):
+        def report(result):
+            on_result(result)
+            if result.index == 1:  # Ctrl-C after the second photo
+                raise KeyboardInterrupt
+
+        return real_run(self, jobs, on_result=report, **kw)
+
+    monkeypatch.setattr(BatchPipeline, "run", interrupted)
+    code = engine_cli.main(["colorize", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--weights",
+                            str(weights), "--size", "64", "--batch-size", "1", "--skip-existing"])
+    err = capsys.readouterr().err
+    assert code == 130
+    assert (f"cancelled: 1 of 3 photos written to {tmp_path / 'out'} (1 skipped); run the same command with "
+            "--skip-existing to go on where it stopped") in err
