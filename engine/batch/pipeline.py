@@ -167,6 +167,8 @@ class _Tally:
     def emit(self, result: PhotoResult) -> None:
         if result.status == "failed":
             log.info("failed: %s: %s", result.source, result.message)
+        elif result.message and result.status == "done":
+            log.info("note: %s: %s", result.source, result.message)
         self.summary.add(result)
         if self.on_result is not None:
             self.on_result(result)
