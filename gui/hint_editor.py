@@ -18,7 +18,6 @@ import numpy as np
 from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QIcon, QKeySequence, QPen, QPixmap, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import (
-    QApplication,
     QColorDialog,
     QFileDialog,
     QGraphicsEllipseItem,
@@ -32,6 +31,7 @@ from engine.hints import Hint, HintsFileError
 from engine.messages import counted
 from engine.options import ColorizeSettings
 
+from .busy import BusyCursor
 from .hint_store import NO_HINTS_TEXT, Hints, HintStore, load_summary, path_key
 from .preview import BeforeAfterView, ZoomView
 
@@ -124,7 +124,7 @@ class HintEditor(QObject):
         self._rings: list[Ring] = []
         self._press: dict[QObject, QPoint] = {}
         self._parent_widget = parent
-        self._busy_cursor = False
+        self._busy_cursor = BusyCursor()
 
         self.show_action = QAction("Show &Hints", self)
         self.show_action.setCheckable(True)
@@ -245,11 +245,7 @@ class HintEditor(QObject):
 
     def _busy(self, on: bool) -> None:
         """A busy cursor from a click until the model has answered: the wait is seen, the window stays live."""
-        if on and not self._busy_cursor:
-            QApplication.setOverrideCursor(Qt.CursorShape.BusyCursor)
-        elif not on and self._busy_cursor:
-            QApplication.restoreOverrideCursor()
-        self._busy_cursor = on
+        self._busy_cursor.set(on)
 
     def _on_recoloured(self, key: int, hints: Hints, settings: ColorizeSettings, ab: np.ndarray) -> None:
         self._keep(key, hints, settings, ab)

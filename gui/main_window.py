@@ -24,7 +24,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QApplication,
     QFileDialog,
     QHeaderView,
     QLabel,
@@ -41,6 +40,7 @@ from engine.messages import counted
 
 from . import settings as app_settings
 from .batch import BatchController, progress_format
+from .busy import BusyCursor
 from .charts import SummaryPanel, TimingChart, UtilizationPlot
 from .comparison_export import export_dialog
 from .docks import PANELS, STATE_VERSION, DropHighlight, build_docks, scrolled, size_default_docks
@@ -88,7 +88,7 @@ class MainWindow(QMainWindow):
         self._batch_failed = False
         self._offering = False  # the status bar offers Run Again for photos whose settings changed
         self._loading_key: int | None = None  # the photo being read from disk to be shown
-        self._busy_cursor = False
+        self._busy_cursor = BusyCursor()
         self.loader = PreviewLoader(PREVIEW_SIZE)
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_load_failed)
@@ -671,11 +671,7 @@ class MainWindow(QMainWindow):
 
     def _busy(self, on: bool) -> None:
         """A busy cursor while the window waits for a photo to load (it stays responsive)."""
-        if on and not self._busy_cursor:
-            QApplication.setOverrideCursor(Qt.CursorShape.BusyCursor)
-        elif not on and self._busy_cursor:
-            QApplication.restoreOverrideCursor()
-        self._busy_cursor = on
+        self._busy_cursor.set(on)
 
     def _forget_removed_preview(self) -> None:
         """The photo on show left the queue: show nothing, so no hint is added to a photo no longer queued."""

@@ -54,7 +54,8 @@ def test_command_line_queues_the_paths_sets_the_export_folder_and_runs(qtbot, ba
 
 def test_gui_modules_do_not_import_torch():
     code = ("import sys; import gui.app, gui.main_window, gui.batch, gui.charts, gui.preview, gui.queue_model, "
-            "gui.settings, gui.engine_panel, gui.export_panel, gui.request, gui.devtools, gui.docks, gui.help_dialogs; "
+            "gui.settings, gui.engine_panel, gui.export_panel, gui.request, gui.devtools, gui.docks, gui.help_dialogs, "
+            "gui.preview_loader, gui.busy, gui.run_again; "
             "sys.exit('torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"})

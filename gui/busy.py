@@ -1,0 +1,22 @@
+"""The busy cursor shown while the window waits for work done elsewhere (a photo read, the model's answer)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+
+class BusyCursor:
+    """One holder's share of Qt's override-cursor stack: ``set(True)`` twice pushes once, and ``set(False)`` pops
+    only what this holder pushed, so two holders (the preview loader and the hint service) never unbalance it.
+    """
+
+    def __init__(self) -> None:
+        self.on = False
+
+    def set(self, on: bool) -> None:
+        if on and not self.on:
+            QApplication.setOverrideCursor(Qt.CursorShape.BusyCursor)
+        elif not on and self.on:
+            QApplication.restoreOverrideCursor()
+        self.on = on
