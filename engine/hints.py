@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -341,7 +342,7 @@ def match_hints(hints_file: HintsFile, jobs: Sequence[Job]) -> HintMatch:
     by_tail: dict[tuple[str, ...], list[Job]] = {}
     for job in jobs:
         by_path.setdefault(photo_key(job), []).append(job)
-        parts = (job.root.name, *PurePosixPath(photo_key(job)).parts)
+        parts = (Path(os.path.abspath(job.root)).name, *PurePosixPath(photo_key(job)).parts)  # "." has a name too
         for k in range(1, len(parts) + 1):
             by_tail.setdefault(parts[-k:], []).append(job)
     hints: dict[int, tuple[Hint, ...]] = {}

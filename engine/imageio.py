@@ -29,6 +29,7 @@ FORMATS = {"png": ".png", "jpg": ".jpg", "webp": ".webp", "tiff": ".tif"}
 KEPT_AS = {".gif": ".png"}
 # TIFF compressions Pillow writes for any RGB photo: a source's own is kept (an LZW scan stays LZW).
 TIFF_COMPRESSIONS = frozenset({"tiff_lzw", "tiff_adobe_deflate", "tiff_deflate", "packbits", "raw"})
+CV_TIFF_COMPRESSION = {"raw": 1, "tiff_lzw": 5, "tiff_adobe_deflate": 8, "tiff_deflate": 32946, "packbits": 32773}
 PIL_FORMAT = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG", ".webp": "WEBP", ".tif": "TIFF", ".tiff": "TIFF",
               ".jp2": "JPEG2000", ".j2k": "JPEG2000", ".jpf": "JPEG2000", ".jpx": "JPEG2000",
               ".bmp": "BMP"}
@@ -403,7 +404,9 @@ def encode(final: Path, rgb: np.ndarray, *, quality: int = 92, alpha: np.ndarray
                 alpha = alpha.astype(np.uint16) * 257
             data = np.dstack([rgb, alpha]) if alpha is not None else rgb
             bgr = cv2.cvtColor(data, cv2.COLOR_RGBA2BGRA if data.shape[2] == 4 else cv2.COLOR_RGB2BGR)
-            ok, buf = cv2.imencode(ext, bgr)
+            params = [cv2.IMWRITE_TIFF_COMPRESSION, CV_TIFF_COMPRESSION[compression]] \
+                if ext in (".tif", ".tiff") and compression in CV_TIFF_COMPRESSION else []
+            ok, buf = cv2.imencode(ext, bgr, params)
             if not ok:
                 raise ImageError(f"could not encode {ext}")
             atomic.write_bytes(final, buf.tobytes(), tmp=tmp)

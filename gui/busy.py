@@ -8,7 +8,8 @@ from PySide6.QtWidgets import QApplication
 
 class BusyCursor:
     """One holder's share of Qt's override-cursor stack: ``set(True)`` twice pushes once, and ``set(False)`` pops
-    only what this holder pushed, so two holders (the preview loader and the hint service) never unbalance it.
+    once, only after this holder pushed. Qt pops the top of its one stack, so holders pairing their own calls keep
+    it balanced; all push the same cursor, so which one's entry goes first does not show. UI thread only.
     """
 
     def __init__(self) -> None:

@@ -86,6 +86,19 @@ def write(path: Path, image: QImage, quality: int = 92) -> Path | None:
 FullSize = Callable[[], tuple[np.ndarray, np.ndarray]]  # (before, after) RGB at the photo's own size
 
 
+def full_size(source: Path, output: Path, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """The grey photo and its exported colour version at the photo's own size, the colour's chroma times ``scale``
+    (the strength on screen over the one it was exported with); the grey twice when the output went missing.
+    """
+    from engine.color import grey_rgb, to_uint8
+
+    from .preview import colour_image, preview_from_files
+
+    L, ab = preview_from_files(source, output, size=1 << 30)
+    before = to_uint8(grey_rgb(L))
+    return before, (before if ab is None else to_uint8(colour_image(L, ab, scale)))
+
+
 def export_dialog(parent: QWidget, before: QImage, after: QImage, photo: Path, folder: Path,
                   strength_percent: int | None = None, full_size: FullSize | None = None) -> Path | None:
     """Ask where to save the comparison of the photo on screen, and at which size, then write it; the path

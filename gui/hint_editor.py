@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QBrush, QColor, QIcon, QKeySequence, QPen, QPixmap, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import (
     QColorDialog,
@@ -150,7 +150,7 @@ class HintEditor(QObject):
             recolourer.recoloured.connect(self._on_recoloured)
             recolourer.suggestions.connect(self._on_suggestions)
             recolourer.refused.connect(self._on_refused)
-            recolourer.idle.connect(lambda: self._busy(False))
+            recolourer.idle.connect(self._on_idle)  # a slot of this QObject: queued to the UI thread
 
     # -- the photo on show ------------------------------------------------------------------------------
     def show(self, key: int | None, path: Path | None,
@@ -164,8 +164,6 @@ class HintEditor(QObject):
         self._draw()
         if self.key is None:
             return
-        if self.recolourer is not None:
-            self.recolourer.warm(self.settings())  # the first click then finds the model loaded
         ab = self.preview.colour()
         if ab is not None and made_with is not None:  # the batch's colour: it replaces a preview made the same way
             self._keep(self.key, tuple(made_with[1]), made_with[0], ab)
@@ -240,8 +238,8 @@ class HintEditor(QObject):
             self.preview.set_colour(cached)
             self.preview_updated.emit(key)
         elif self.recolourer is not None:
+            self._busy(True)  # before the request: its answer may come at once
             self.recolourer.request(key, L, hints, settings)
-            self._busy(True)
 
     def _busy(self, on: bool) -> None:
         """A busy cursor from a click until the model has answered: the wait is seen, the window stays live."""
@@ -279,8 +277,8 @@ class HintEditor(QObject):
         if self.recolourer is None:
             self.status(NO_HINTS_TEXT)
             return False
+        self._busy(True)  # before the request: its answer may come at once
         self.recolourer.suggest(self.key, L, x, y, self.hints(), self.settings())
-        self._busy(True)
         return True
 
     def _on_suggestions(self, key: int, x: float, y: float, colours: list[tuple[int, int, int]]) -> None:
@@ -306,8 +304,17 @@ class HintEditor(QObject):
         dialog.colorSelected.connect(lambda c: self.add(x, y, (c.red(), c.green(), c.blue())))
         dialog.open()
 
+    @Slot()
+    def _on_idle(self) -> None:
+        self._busy(False)
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
+        if watched in self._viewports and kind == QEvent.Type.Enter and self.key is not None \
+                and self.recolourer is not None:
+            # The mouse came onto the photo: load the model now, so a first click does not wait for the weights
+            # (only then: a user who never hints keeps no second model).
+            self.recolourer.warm(self.settings())
         if watched in self._viewports and kind in (QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonRelease):
             view = self._viewports[watched]  # type: ignore[index]
             if event.button() != Qt.MouseButton.LeftButton:  # type: ignore[attr-defined]

@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
     QTableView,
 )
 
-from engine.color import grey_rgb, to_uint8
 from engine.imageio import IMAGE_EXTENSIONS
 from engine.messages import counted
 
@@ -42,7 +41,7 @@ from . import settings as app_settings
 from .batch import BatchController, progress_format
 from .busy import BusyCursor
 from .charts import SummaryPanel, TimingChart, UtilizationPlot
-from .comparison_export import export_dialog
+from .comparison_export import export_dialog, full_size
 from .docks import PANELS, STATE_VERSION, DropHighlight, build_docks, scrolled, size_default_docks
 from .engine_panel import EnginePanel
 from .export_panel import ExportPanel
@@ -50,7 +49,7 @@ from .help_dialogs import about_html, help_html, text_dialog
 from .hint_editor import HintEditor
 from .hint_store import HintStore
 from .logfile import log_file
-from .preview import BeforeAfterView, PreviewCache, colour_image, preview_from_files
+from .preview import BeforeAfterView, PreviewCache
 from .preview_loader import PreviewLoader
 from .queue_menu import QueueMenu, open_path
 from .queue_model import COL_FILE, COMPARE_COLUMNS, FileNameDelegate, QueueModel
@@ -643,20 +642,31 @@ class MainWindow(QMainWindow):
             return  # another photo was selected meanwhile
         self._loading_key = None
         self._busy(False)
-        self._present(key, L, ab)
+        if self.queue.row_of(key) is None:
+            self._removed_while_loading()
+        else:
+            self._present(key, L, ab)
 
     @Slot(int, str)
     def _on_load_failed(self, key: int, reason: str) -> None:
-        i = self.queue.row_of(key)
-        if key != self._loading_key or i is None:
+        if key != self._loading_key:
             return
         self._loading_key = None
         self._busy(False)
+        i = self.queue.row_of(key)
+        if i is None:
+            self._removed_while_loading()
+            return
         row = self.queue.row(i)
         reason = row.message if row.status == "failed" and row.message else reason
         self.preview.show_error(f"{row.shown_name}: cannot show a preview.\n\n{reason}")
         self._shown_key = None
         self.hint_editor.show(None, None)
+
+    def _removed_while_loading(self) -> None:
+        self._shown_key = None
+        self.hint_editor.show(None, None)
+        self.preview.clear("Removed from the queue. Select a photo to see it here.")
 
     def _present(self, key: int, L: Any, ab: Any) -> None:
         i = self.queue.row_of(key)
@@ -742,11 +752,11 @@ class MainWindow(QMainWindow):
             made_at = row.run_key.export.strength
 
             def full() -> tuple[Any, Any]:  # the exported photo at its own size, at the strength on screen
-                L, ab = preview_from_files(row.path, row.output, size=1 << 30)
-                if ab is None:  # the output went missing since: its grey
-                    return to_uint8(grey_rgb(L)), to_uint8(grey_rgb(L))
-                scale = strength / 100 / made_at if made_at > 0 else 0.0
-                return to_uint8(grey_rgb(L)), to_uint8(colour_image(L, ab, scale))
+                self._busy(True)  # a large scan takes seconds to decode and join
+                try:
+                    return full_size(row.path, row.output, strength / 100 / made_at if made_at > 0 else 0.0)
+                finally:
+                    self._busy(False)
 
         written = export_dialog(self, self.preview.before_image(), after, row.path,
                                 self.export_panel.choice().output_dir, strength, full_size=full)

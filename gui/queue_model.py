@@ -45,6 +45,7 @@ class QueueRow:
     max_abs_diff: float | None = None  # this photo's largest |ab| difference between the compared engines
     p999_abs_diff: float | None = None  # ... and its 99.9th percentile
     run_key: Any = None  # the settings of the run that last took this row up (``begin_run``)
+    last_output: Path | None = None  # the output an earlier run wrote: a later run replaces it, not a "(1)" copy
 
     @property
     def shown_name(self) -> str:
@@ -256,7 +257,8 @@ class QueueModel(QAbstractTableModel):
         return list(self._rows)
 
     def runnable(self) -> list[QueuedPhoto]:
-        return [QueuedPhoto(r.key, r.path, r.root, replaces=r.output) for r in self._rows if r.status in RUNNABLE]
+        return [QueuedPhoto(r.key, r.path, r.root, replaces=r.output or r.last_output) for r in self._rows
+                if r.status in RUNNABLE]
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(STATUSES, 0)
@@ -281,6 +283,7 @@ class QueueModel(QAbstractTableModel):
         """Forget the previous outcome of the rows about to run; remember the settings they run with."""
         for i in self._rows_of(keys):
             row = self._rows[i]
+            row.last_output = row.output or row.last_output  # kept through a cancel or failure of this run
             row.status, row.message, row.output, row.run_key = "queued", "", None, run_key
             row.decode_ms = row.infer_ms = row.encode_ms = row.baseline_ms = None
             row.max_abs_diff = row.p999_abs_diff = None

@@ -217,3 +217,24 @@ def test_decode_and_encode_threads_scale_with_the_cores_within_bounds():
     from engine.batch.pipeline import io_threads
 
     assert [io_threads(n) for n in (1, 2, 4, 16, 64)] == [2, 2, 2, 8, 8]  # a GPU machine's 16 cores: 8 each
+
+
+def test_a_photo_run_again_replaces_its_own_output_even_under_a_new_name_and_nothing_else(tmp_path):
+    from engine.batch.planning import OutputPlanner
+    from engine.options import ExportOptions, Job
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "x.png").write_bytes(b"someone else's x")  # why the photo's first output was "x (1).png"
+    (out / "x (1).png").write_bytes(b"the photo's own output")
+    (out / "x (2).png").write_bytes(b"another copy")
+    photo = tmp_path / "in" / "x.png"
+    export = ExportOptions(out)
+    again = Job(0, photo, photo.parent, replaces=out / "x (1).png")
+    assert OutputPlanner(export, [again]).plan(again) == (out / "x (1).png", "")
+    fresh = Job(0, photo, photo.parent)  # no earlier output of its own: a new name, as always
+    assert OutputPlanner(export, [fresh]).plan(fresh) == (out / "x (3).png", "")
+    elsewhere = Job(0, photo, photo.parent, replaces=tmp_path / "old-out" / "x (1).png")  # another folder then
+    assert OutputPlanner(export, [elsewhere]).plan(elsewhere) == (out / "x (3).png", "")
+    other = Job(0, photo, photo.parent, replaces=out / "y.png")  # never a file of another name
+    assert OutputPlanner(export, [other]).plan(other) == (out / "x (3).png", "")

@@ -106,10 +106,11 @@ def test_a_click_on_the_preview_offers_the_models_colours_and_picking_one_adds_a
     assert len(editor._rings) == 2  # a ring on each side
 
 
-def test_the_model_is_loaded_when_a_photo_comes_on_show_and_a_click_shows_a_busy_cursor_until_answered(
+def test_the_model_is_loaded_when_the_mouse_comes_onto_the_photo_and_a_click_shows_a_busy_cursor_until_answered(
         qtbot, make_window, hinted_backend, photo, monkeypatch):
     import threading
 
+    from PySide6.QtCore import QEvent
     from PySide6.QtWidgets import QApplication
 
     built = threading.Event()
@@ -121,14 +122,28 @@ def test_the_model_is_loaded_when_a_photo_comes_on_show_and_a_click_shows_a_busy
 
     monkeypatch.setattr(hinted_backend, "_make", recording_make)
     window = _window(qtbot, make_window, hinted_backend, photo)
-    assert built.wait(30)  # warmed before any click: the first click does not wait for the weights
     editor, view = window.hint_editor, window.preview.after_view
+    qtbot.wait(200)
+    assert not built.is_set()  # a photo on show alone loads no second model: a user may never hint
+    QApplication.sendEvent(view.viewport(), QEvent(QEvent.Type.Enter))
+    assert built.wait(30)  # the mouse on the photo: loaded before the first click, which then does not wait
     with qtbot.waitSignal(editor.suggestions_shown, timeout=TIMEOUT_MS):
         qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.viewport().rect().center())
         cursor = QApplication.overrideCursor()
         assert cursor is not None and cursor.shape() == Qt.CursorShape.BusyCursor  # the wait is seen
     qtbot.waitUntil(lambda: QApplication.overrideCursor() is None)  # and ends with the answer
     editor.menu.close()
+
+
+def test_a_quick_answer_never_leaves_the_busy_cursor_on(qtbot, make_window, backend, photo):
+    from PySide6.QtWidgets import QApplication
+
+    window = _window(qtbot, make_window, backend, photo)  # weights without hint inputs: refused at once
+    view = window.preview.after_view
+    for _ in range(20):
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.viewport().rect().center())
+    qtbot.waitUntil(lambda: QApplication.overrideCursor() is None, timeout=10_000)
+    assert not window.hint_editor._busy_cursor.on
 
 
 def test_the_colour_near_a_hint_changes_and_undo_restores_the_previous_result(

@@ -195,3 +195,30 @@ def test_a_photo_read_from_disk_does_not_hold_the_window_and_says_loading_when_s
     release.set()
     qtbot.waitUntil(lambda: window.preview.stack.currentIndex() == 1)
     assert "photo01.png" in window.preview.before_caption.text() and window.hint_editor.key is not None
+
+
+@pytest.mark.parametrize("readable", [True, False])
+def test_a_photo_removed_while_it_loads_leaves_no_busy_cursor_and_no_loading_text(readable, qtbot, make_window,
+                                                                                 backend, grey_photos, monkeypatch):
+    import threading
+
+    from gui import preview_loader
+
+    window = make_window(backend)
+    window.add_paths(grey_photos(2))
+    release = threading.Event()
+    read = preview_loader.preview_from_files
+
+    def slow_read(*args, **kwargs):
+        release.wait(10)
+        if not readable:
+            raise OSError("unreadable file")
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(preview_loader, "preview_from_files", slow_read)
+    window.table.selectRow(1)
+    qtbot.waitUntil(lambda: "Loading" in window.preview.placeholder_label.text())
+    window.remove_selected()
+    release.set()
+    qtbot.waitUntil(lambda: "Removed from the queue" in window.preview.placeholder_label.text())
+    assert QApplication.overrideCursor() is None and window._loading_key is None

@@ -105,3 +105,22 @@ def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_w
     _run(qtbot, window)
     window.preview.strength.setValue(140)
     assert "Settings changed since 2 photos were colorized" in window.status_label.text()
+
+
+def test_a_run_again_cancelled_then_started_still_replaces_the_photos_own_outputs(qtbot, make_window, slow_backend,
+                                                                                  grey_photos, tmp_path):
+    window = make_window(slow_backend, batch_size=1)
+    window.add_paths(grey_photos(8))
+    _run(qtbot, window)
+    outputs = sorted(p.name for p in (tmp_path / "out").rglob("*.png"))
+    def cancel(_result):
+        window.cancel_batch()  # after the first photo
+
+    window.controller.image_done.connect(cancel)
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.run_again()
+    window.controller.image_done.disconnect(cancel)
+    assert [r.status for r in window.queue.rows()].count("queued") >= 1
+    _run(qtbot, window)  # Start takes the cancelled ones
+    assert [r.status for r in window.queue.rows()] == ["done"] * 8
+    assert sorted(p.name for p in (tmp_path / "out").rglob("*.png")) == outputs  # no "(1)" copies

@@ -1,5 +1,7 @@
 """Colour hints: the hint map, hinted models in both runtimes, the engine API, suggestions and training."""
 
+from pathlib import Path
+
 import cv2
 import numpy as np
 import pytest
@@ -382,3 +384,14 @@ def test_a_hints_key_with_or_without_the_input_folders_name_finds_its_photo(tmp_
             assert match_hints(HintsFile({key: point}), jobs).hints == {0: point}, (key, jobs[0].root)
         assert match_hints(HintsFile({"scan07.png": point}), jobs).ambiguous == ["scan07.png"]  # never guessed
         assert match_hints(HintsFile({"each/scan07.png": point}), jobs).unmatched == ["each/scan07.png"]
+
+
+def test_a_key_with_the_folders_name_finds_its_photo_when_the_folder_is_given_as_dot(tmp_path, monkeypatch):
+    from engine.hints import HintsFile, match_hints
+    from engine.options import Job
+
+    point = (Hint(0.5, 0.5, (200, 150, 120)),)
+    (tmp_path / "album" / "beach").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "album")
+    jobs = [Job(0, Path("beach") / "x.png", Path("."))]  # colorize . from inside the folder
+    assert match_hints(HintsFile({"album/beach/x.png": point}), jobs).hints == {0: point}

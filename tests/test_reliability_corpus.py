@@ -151,6 +151,9 @@ def build_corpus(root: Path) -> tuple[dict[str, Take], dict[str, str]]:
     take["pages.tif"] = Take((34, 28), note="multi-page TIFF: colorized its first page of 2", compression="tiff_lzw")
     _save(root / "deflate.tif", Image.fromarray(g(22, 26, 30)), compression="tiff_adobe_deflate")
     take["deflate.tif"] = Take((26, 22), compression="tiff_adobe_deflate")
+    deep = Image.fromarray(g(24, 30, 32).astype(np.uint16) * 257)  # 16-bit grey, Deflate
+    deep.save(root / "deep-deflate.tif", compression="tiff_adobe_deflate")
+    take["deep-deflate.tif"] = Take((30, 24), deep=True, compression="tiff_adobe_deflate")
     _save(root / "scan.jp2", Image.fromarray(g(32, 24, 31)), "JPEG2000")
     take["scan.jp2"] = Take((24, 32))
     (root / "nested" / "a" / "loop").symlink_to(Path("..") / "..", target_is_directory=True)  # nested -> root

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -41,7 +42,7 @@ class OutputPlanner:
         real_folder = Path(os.path.realpath(folder))
         if real_folder != self.root and self.root not in real_folder.parents:
             folder = self.root  # a symlinked subfolder pointing elsewhere: write at the top instead
-        out = folder / (name + ext)
+        out = self._own_output(job, folder, name, ext) or folder / (name + ext)
         key = os.path.realpath(out)
         clash = key in self.inputs or key in self.taken
         own = job.replaces is not None and os.path.realpath(job.replaces) == key
@@ -53,6 +54,16 @@ class OutputPlanner:
                 key = os.path.realpath(out)
         self.taken.add(key)
         return out, ""
+
+    @staticmethod
+    def _own_output(job: Job, folder: Path, name: str, ext: str) -> Path | None:
+        """The photo's own earlier output where it is this plan's name or one of its "(n)" names, in this folder."""
+        if job.replaces is None:
+            return None
+        own = Path(job.replaces)
+        if own.suffix != ext or os.path.realpath(own.parent) != os.path.realpath(folder):
+            return None
+        return own if own.stem == name or re.fullmatch(re.escape(name) + r" \(\d+\)", own.stem) else None
 
     def _new_name(self, folder: Path, name: str, ext: str) -> Path:
         n = 1
