@@ -305,7 +305,8 @@ def _evaluate(args: argparse.Namespace) -> int:
                                      example_names=tuple(args.example_names or ()),
                                      chroma_gain=args.chroma_gain, doubt_pull=args.doubt_pull,
                                      against=args.against,
-                                     hints=tuple(args.hints or ())))
+                                     hints=tuple(args.hints or ()), degrade=args.degrade,
+                                     degrade_seed=args.degrade_seed))
 
 
 class _DefaultsHelp(argparse.ArgumentDefaultsHelpFormatter):
@@ -459,6 +460,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compare with another weights file photo by photo (e.g. before and after fine-tuning)")
     e.add_argument("--hints", type=int, nargs="+", metavar="N",
                    help="also colour with N simulated colour hints per photo (e.g. 0 1 5 10 50): the curve")
+    e.add_argument("--degrade", action="store_true",
+                   help="also on seeded old-print scans of the photos (faded, grainy, soft, toned, scratched, JPEG), "
+                   "judged on colour alone, side by side with the clean grey copies")
+    e.add_argument("--degrade-seed", type=int, default=0, help="--degrade: another seed, another set of scans")
     e.set_defaults(func=_evaluate)
     return p
 

@@ -5,7 +5,9 @@ mean ab error and Hasler-Suesstrunk colourfulness, beside two baselines that nee
 model: the grey photo itself, and a constant tint (every photo given the folder's mean ab).
 With a MANIFEST.tsv in the folder, the report also has a table per source group (groups.py): the
 overall mean is mostly whatever group has the most photos. ``--hints N ...`` colours each photo again
-with N simulated colour hints (weights that take hints only) and reports the gain per N.
+with N simulated colour hints (weights that take hints only) and reports the gain per N. ``--degrade`` colours a
+seeded old-print scan of each photo too (``degrade.py``) and reports it beside the clean one, judged on colour
+alone: the output's ab joined with the original's own L, so the damage itself is not counted against the model.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ class EvalSettings:
     against: Path | None = None  # a second weights file, compared photo by photo
     hints: tuple[int, ...] = ()  # e.g. (0, 1, 5, 10, 50): colour again with that many simulated hints per photo
     hint_seed: int = 0
+    degrade: bool = False  # also on seeded degraded copies (old prints and their scans), side by side
+    degrade_seed: int = 0
 
 
 INTERVAL_LEVEL = 0.9
@@ -68,15 +72,21 @@ def ab_error(ab: np.ndarray, truth: np.ndarray) -> float:
     return float(np.mean(np.linalg.norm(ab - truth, axis=-1)))
 
 
-def evaluate_photos(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]]) -> dict:
-    """photos: (name, H x W x 3 uint8 RGB). Returns per-photo rows and the means."""
+def evaluate_photos(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]],
+                    inputs: Sequence[np.ndarray] | None = None) -> dict:
+    """photos: (name, H x W x 3 uint8 RGB). Returns per-photo rows and the means.
+
+    ``inputs``: what the model is given instead of each photo's grey version (a degraded scan); the output is
+    still its ab joined with the original's L, so only the colour is judged.
+    """
     labs = [rgb_to_lab(rgb) for _, rgb in photos]
     mean_ab = np.mean([lab[..., 1:].reshape(-1, 2).mean(0) for lab in labs], axis=0).astype(np.float32)
-    rows = []
+    rows: list[dict] = []
     for (name, rgb), lab in zip(photos, labs, strict=True):
         truth = rgb.astype(np.float32) / 255.0
         L, ab_true = lab[..., 0], lab[..., 1:]
-        item = prepare(rgb, colorizer.settings.size)  # L from the colour photo = its grey version
+        given = rgb if inputs is None else inputs[len(rows)]
+        item = prepare(given, colorizer.settings.size)  # L from the colour photo = its grey version
         ab = colorizer.predict([item])[0]
         out = join_lab(L, ab)
         grey = grey_rgb(L)
@@ -300,6 +310,8 @@ def run_evaluate(s: EvalSettings) -> int:
             model.config = ModelConfig.from_dict({**model.config.to_dict(), key: getattr(s, key)})
     colorizer = Colorizer.create(ColorizeSettings(size=s.size, weights=s.weights, batch_size=1), model=model)
     report = evaluate_photos(colorizer, photos)
+    if s.degrade:
+        report["degraded"] = degraded_report(colorizer, photos, s.degrade_seed, s.folder)
     print(f"{'photo':40s} {'PSNR':>6s} {'grey':>6s} {'tint':>6s} {'ab err':>7s} {'colour':>7s} {'orig':>7s}")
     for r in report["rows"]:
         print(f"{r['photo'][:40]:40s} {r['psnr']:6.2f} {r['psnr_grey']:6.2f} {r['psnr_tint']:6.2f} "
@@ -316,6 +328,8 @@ def run_evaluate(s: EvalSettings) -> int:
         table += "\n\n" + comparison_line(report["against"], str(s.against))
     if len(report["groups"]) > 1:
         table += "\n\nBy source group (from the folder's MANIFEST.tsv):\n\n" + group_markdown(report["groups"])
+    if "degraded" in report:
+        table += "\n\n" + degraded_markdown(report, report["degraded"])
     if "hint_curve" in report:
         table += ("\n\nWith simulated colour hints (seeded random points, each the original's mean colour in a "
                   "5x5 patch):\n\n" + hint_markdown(report["hint_curve"]))
@@ -333,6 +347,48 @@ def run_evaluate(s: EvalSettings) -> int:
                       hints=EXAMPLE_HINTS if takes_hints(model) else 0, seed=s.hint_seed, keys=keys,
                       names=s.example_names)
     return 0
+
+
+def degraded_copies(photos: list[tuple[str, np.ndarray]], seed: int) -> list[tuple[np.ndarray, list[str]]]:
+    """Each photo's old-print scan, seeded by its name (the same set on every run and machine)."""
+    from .degrade import degrade
+
+    return [degrade(rgb, np.random.default_rng([seed, zlib.crc32(name.encode())])) for name, rgb in photos]
+
+
+def degraded_report(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]], seed: int, folder: Path) -> dict:
+    copies = degraded_copies(photos, seed)
+    report = evaluate_photos(colorizer, photos, [scan for scan, _ in copies])
+    for row, (_, steps) in zip(report["rows"], copies, strict=True):
+        row["degradations"] = steps
+    groups, members = reporting_groups([name for name, _ in photos], folder)
+    report["groups"] = group_table(report, groups, members)
+    return report
+
+
+def degraded_markdown(clean: dict, degraded: dict) -> str:
+    """Clean and degraded side by side: chroma-only gain over grey, ab error, colourfulness, per group."""
+    def gain(r: dict) -> str:
+        iv = r.get("interval")
+        span = f" ({_span(iv['gain_grey'])})" if iv else ""
+        return f"{r['gain_grey']:+.2f}{span}"
+
+    lines = ["Clean grey copies against old-print scans of the same photos (seeded, `degrade.py`), judged on colour "
+             "alone (the output's ab with the original's L); gain over grey in dB with 90% intervals:", "",
+             "| group | photos | clean | degraded | ab error clean / degraded | colourfulness clean / degraded |",
+             "|---|---:|---:|---:|---:|---:|"]
+    rows = [("all", summarise(clean["rows"]), summarise(degraded["rows"]), clean["rows"], degraded["rows"])]
+    for name, table in degraded.get("groups", {}).items():
+        if len(degraded.get("groups", {})) > 1:
+            rows.append((name, clean["groups"][name], table, None, None))
+    for name, c, d, crows, drows in rows:
+        errors = ""
+        if crows is not None and drows is not None:
+            errors = (f"{np.mean([r['ab_error'] for r in crows]):.2f} / "
+                      f"{np.mean([r['ab_error'] for r in drows]):.2f}")
+        lines.append(f"| {name} | {c['photos']} | {gain(c)} | {gain(d)} | {errors} | "
+                     f"{c['colourfulness_ratio']:.2f} / {d['colourfulness_ratio']:.2f} |")
+    return "\n".join(lines)
 
 
 def save_examples(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]], report: dict, folder: Path,

@@ -1,0 +1,79 @@
+"""The old-print degradation model: seeded, each step a bounded change, toned scans still monochrome."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from helpers import colour_photo
+
+from engine.color import lightness, rgb_to_lab
+from engine.imageio import has_colour
+from engine.training.degrade import STEPS, DegradeSettings, degrade
+
+PHOTO = colour_photo(160, 240, seed=3)
+ALL = DegradeSettings(**{name: 1.0 for name in DegradeSettings().order})
+
+
+def test_the_same_seed_makes_the_same_scan_and_another_seed_another():
+    a, steps_a = degrade(PHOTO, np.random.default_rng(7))
+    b, steps_b = degrade(PHOTO, np.random.default_rng(7))
+    c, _ = degrade(PHOTO, np.random.default_rng(8))
+    assert np.array_equal(a, b) and steps_a == steps_b
+    assert not np.array_equal(a, c)
+
+
+def test_strength_zero_gives_the_photos_own_grey():
+    scan, steps = degrade(PHOTO, np.random.default_rng(0), DegradeSettings(strength=0.0))
+    assert steps == [] and scan.shape == PHOTO.shape and scan.dtype == np.uint8
+    assert np.abs(rgb_to_lab(scan)[..., 1:]).max() < 1.0  # grey
+    assert np.abs(lightness(scan) - lightness(PHOTO)).max() < 1.0  # with the photo's own lightness
+
+
+def test_with_every_probability_one_every_step_is_taken_in_the_prints_order():
+    _, steps = degrade(PHOTO, np.random.default_rng(0), ALL)
+    assert steps == list(DegradeSettings().order)
+
+
+@pytest.mark.parametrize("name", sorted(STEPS))
+def test_each_step_changes_the_print_and_keeps_its_shape(name):
+    grey = np.repeat((lightness(PHOTO) / 100.0)[..., None], 3, axis=2).astype(np.float32)
+    out = STEPS[name](grey, np.random.default_rng(1), 160 / 1024 * 4, 1.0)
+    assert out.shape == grey.shape
+    assert np.abs(out - grey).mean() > 1e-3, name
+
+
+def test_a_toned_scan_is_a_monochrome_photo_not_a_colour_one():
+    only_tone = dataclasses.replace(DegradeSettings(), **{n: 0.0 for n in DegradeSettings().order if n != "tone"},
+                                    tone=1.0)
+    for seed in range(6):  # every tone drawn: sepia, selenium, cyanotype, warm, cold
+        scan, steps = degrade(PHOTO, np.random.default_rng(seed), only_tone)
+        assert steps == ["tone"] and not has_colour(scan), seed
+        assert np.abs(rgb_to_lab(scan)[..., 1:]).max() > 1.0  # tinted, all the same
+    assert has_colour(PHOTO)  # the colour photo itself is still told apart
+
+
+def test_evaluate_degrade_reports_clean_and_degraded_side_by_side(tmp_path, capsys):
+    import cv2
+    from helpers import random_model
+
+    from engine.training.evaluate import EvalSettings, run_evaluate
+    from engine.weights import save_weights
+
+    for i in range(5):
+        cv2.imwrite(str(tmp_path / f"p{i}.jpg"), cv2.cvtColor(colour_photo(64, 96, seed=i), cv2.COLOR_RGB2BGR))
+    weights = tmp_path / "w.pt"
+    save_weights(random_model(), weights)
+    out = tmp_path / "report.json"
+    assert run_evaluate(EvalSettings(folder=tmp_path, size=64, weights=weights, degrade=True, json_path=out)) == 0
+    import json
+
+    report = json.loads(out.read_text())
+    degraded = report["degraded"]
+    assert [r["photo"] for r in degraded["rows"]] == [r["photo"] for r in report["rows"]]
+    assert all(isinstance(r["degradations"], list) for r in degraded["rows"])
+    assert degraded["mean"]["psnr"] != report["mean"]["psnr"]  # another input, another output
+    assert report["mean"]["psnr_grey"] == degraded["mean"]["psnr_grey"]  # judged against the same grey
+    text = capsys.readouterr().out
+    assert "| all | 5 |" in text and "degraded" in text
