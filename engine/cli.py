@@ -237,6 +237,7 @@ def _train(args: argparse.Namespace) -> int:
                       tune_fraction=args.tune_fraction, colour_target=args.colour_target,
                       encoder_lr_scale=args.encoder_lr_scale, crop_min=args.crop_min,
                       gamma_jitter=args.gamma_jitter, balance_groups=args.balance_groups,
+                      degrade_share=args.degrade_share, degrade_strength=args.degrade_strength,
                       extra_data=args.extra, extra_share=args.extra_share, hint_channels=args.hint_channels,
                       encoder=args.encoder, hint_decoder=args.hint_decoder, hint_p_none=args.hint_p_none,
                       hint_geometric_p=args.hint_geometric_p,
@@ -406,6 +407,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with tuning photos: share of the originals' colourfulness the read-out must keep")
     t.add_argument("--crop-min", type=float, default=0.3, help="smallest crop, as a share of the shorter side")
     t.add_argument("--gamma-jitter", type=float, default=0.0, help="log-gamma jitter on L (e.g. 0.2)")
+    t.add_argument("--degrade-share", type=float, default=0.0, metavar="P",
+                   help="share of crops given as old-print scans of themselves (faded, grainy, soft, toned, scratched,"
+                   " JPEG; the target stays the clean colour)")
+    t.add_argument("--degrade-strength", type=float, default=1.0, help="--degrade-share: 0 mild .. 1 as documented")
     t.add_argument("--balance-groups", action="store_true",
                    help="draw photos by MANIFEST group (sqrt of size; the one-source ifct food set at most 15%%)")
     t.add_argument("--extra", type=Path, metavar="DIR",

@@ -77,3 +77,21 @@ def test_evaluate_degrade_reports_clean_and_degraded_side_by_side(tmp_path, caps
     assert report["mean"]["psnr_grey"] == degraded["mean"]["psnr_grey"]  # judged against the same grey
     text = capsys.readouterr().out
     assert "| all | 5 |" in text and "degraded" in text
+
+
+def test_training_crops_degraded_keep_their_clean_targets_and_the_same_crops():
+    from engine.training.dataset import PhotoSet, make_batch
+
+    photos = PhotoSet(["a.jpg", "b.jpg"], [colour_photo(300, 400, seed=1), colour_photo(260, 390, seed=2)])
+
+    def batch(share: float):
+        return make_batch(photos, 6, 96, np.random.default_rng(5), degrade_share=share,
+                          degrade_rng=np.random.default_rng(9))
+
+    L0, ab0 = batch(0.0)
+    L1, ab1 = batch(1.0)
+    assert np.array_equal(ab0, ab1)  # the same crops, the clean colour as the target
+    assert all(np.abs(L1[i] - L0[i]).mean() > 0.5 for i in range(6))  # every input an old-print scan
+    Lh, _ = batch(0.5)
+    changed = [np.abs(Lh[i] - L0[i]).mean() > 0.5 for i in range(6)]
+    assert 0 < sum(changed) < 6  # about half

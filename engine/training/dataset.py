@@ -10,9 +10,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from ..color import colourfulness, rgb_to_lab
+from ..color import colourfulness, lightness, rgb_to_lab
 from ..hints import HINT_CHANNELS, sample_hints
 from ..imageio import IMAGE_EXTENSIONS
+from .degrade import DegradeSettings, degrade
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,12 @@ def load_photos(folder: Path, split: str | None, val_fraction: float = VALIDATIO
 def random_crop(img: np.ndarray, size: int, rng: np.random.Generator,
                 scale: tuple[float, float] = (0.3, 1.0)) -> np.ndarray:
     """A square crop covering a random share of the shorter side, resized to size x size."""
+    return random_crop_scaled(img, size, rng, scale)[0]
+
+
+def random_crop_scaled(img: np.ndarray, size: int, rng: np.random.Generator,
+                       scale: tuple[float, float] = (0.3, 1.0)) -> tuple[np.ndarray, float]:
+    """``random_crop``, and how many crop pixels a pixel of the photo at 1024 px becomes (``degrade``'s scale)."""
     h, w = img.shape[:2]
     side = int(min(h, w) * np.sqrt(rng.uniform(scale[0] ** 2, scale[1] ** 2)))
     side = max(min(side, h, w), 8)
@@ -88,7 +95,7 @@ def random_crop(img: np.ndarray, size: int, rng: np.random.Generator,
     crop = cv2.resize(crop, (size, size), interpolation=interp)
     if rng.random() < 0.5:
         crop = crop[:, ::-1]
-    return np.ascontiguousarray(crop)
+    return np.ascontiguousarray(crop), max(h, w) / 1024.0 * size / side
 
 
 def center_crop(img: np.ndarray, size: int) -> np.ndarray:
@@ -119,14 +126,24 @@ def pick_photo(n: int, rng: np.random.Generator, weights: np.ndarray | None = No
 
 def make_batch(photos: PhotoSet, batch: int, size: int, rng: np.random.Generator,
                augment: bool = True, crop_min: float = 0.3, gamma: float = 0.0,
-               weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(L: B x 1 x S x S, ab: B x 2 x S x S) float32 from random photos (drawn by ``weights`` if given)."""
+               weights: np.ndarray | None = None, degrade_share: float = 0.0,
+               degrade_rng: np.random.Generator | None = None,
+               degrade_settings: DegradeSettings | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(L: B x 1 x S x S, ab: B x 2 x S x S) float32 from random photos (drawn by ``weights`` if given).
+
+    ``degrade_share`` of the crops give the network an old-print scan of themselves (``degrade``, drawn from
+    ``degrade_rng``: the crops stay those of a run without it); the target is always the clean crop's ab.
+    """
     Ls = np.empty((batch, 1, size, size), np.float32)
     abs_ = np.empty((batch, 2, size, size), np.float32)
     for i in range(batch):
         img = photos.images[pick_photo(len(photos.images), rng, weights)]
-        lab = rgb_to_lab(random_crop(img, size, rng, (crop_min, 1.0)))
+        crop, px = random_crop_scaled(img, size, rng, (crop_min, 1.0))
+        lab = rgb_to_lab(crop)
         L = lab[..., 0]
+        if degrade_share > 0 and degrade_rng is not None and degrade_rng.random() < degrade_share:
+            scan, _ = degrade(crop, degrade_rng, degrade_settings or DegradeSettings(), px=px)
+            L = lightness(scan)
         Ls[i, 0] = jitter_lightness(L, rng, gamma) if augment else L
         abs_[i] = lab[..., 1:].transpose(2, 0, 1)
     return Ls, abs_

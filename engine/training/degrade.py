@@ -231,13 +231,16 @@ STEPS: dict[str, Callable[..., np.ndarray]] = {
     "jpeg": jpeg}
 
 
-def degrade(rgb: np.ndarray, rng: Rng, settings: DegradeSettings = DegradeSettings()) -> tuple[np.ndarray, list[str]]:
+def degrade(rgb: np.ndarray, rng: Rng, settings: DegradeSettings = DegradeSettings(),
+            px: float | None = None) -> tuple[np.ndarray, list[str]]:
     """An old print's scan of ``rgb`` (H x W x 3 uint8): H x W x 3 uint8, monochrome or toned, and the steps taken.
 
-    The generator decides everything: seed it per photo for a fixed test set, per crop for training.
+    The generator decides everything: seed it per photo for a fixed test set, per crop for training. ``px``: how
+    many of this image's pixels a pixel of the photo at 1024 px is (default: this image is the whole photo; a
+    training crop passes its own, so a crop's grain and blur are those of the photo it was cut from).
     """
     h, w = rgb.shape[:2]
-    px = max(h, w) / 1024.0
+    px = max(h, w) / 1024.0 if px is None else px
     L = lightness(rgb)
     img = np.repeat(lab_to_rgb(np.stack([L, np.zeros_like(L), np.zeros_like(L)], -1))[..., :1], 3, axis=2)
     taken = []

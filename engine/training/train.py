@@ -42,6 +42,7 @@ from ..progress import ProgressBar
 from ..weights import load_imagenet, load_model, save_weights, weights_meta
 from .card import write_model_card
 from .dataset import PhotoSet, fixed_batch, load_photos, make_batch, make_hints
+from .degrade import DegradeSettings
 from .groups import balanced_weights, group_keys, group_shares
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,8 @@ class TrainSettings:
     colour_target: float = 0.85  # with tuning photos: the read-out keeps this share of the originals' colour
     crop_min: float = 0.3  # smallest crop, as a share of the photo's shorter side
     gamma_jitter: float = 0.0  # e.g. 0.2: log-gamma jitter on L
+    degrade_share: float = 0.0  # crops given as old-print scans of themselves (degrade.py); targets stay clean
+    degrade_strength: float = 1.0  # DegradeSettings.strength for those
     balance_groups: bool = False  # draw photos by MANIFEST group (groups.balanced_weights), the one-source food capped
     extra_data: Path | None = None  # e.g. the cut-outs: more training photos, drawn at their own share
     extra_share: float = 0.1  # the extra folder's share of all samples
@@ -331,7 +334,9 @@ class BatchPrefetcher:
         while not self.stop.is_set():
             rng = np.random.default_rng([s.seed, step])
             L, ab = make_batch(photos, s.batch, s.size, rng, crop_min=s.crop_min, gamma=s.gamma_jitter,
-                                weights=weights)
+                                weights=weights, degrade_share=s.degrade_share,
+                                degrade_rng=np.random.default_rng([s.seed, step, 2]),
+                                degrade_settings=DegradeSettings(strength=s.degrade_strength))
             hints = None
             if s.hint_channels:  # a generator of their own: the crops stay those of an unhinted run
                 hints = make_hints(ab, np.random.default_rng([s.seed, step, 1]), s.hint_p_none, s.hint_geometric_p)
