@@ -341,8 +341,9 @@ def match_hints(hints_file: HintsFile, jobs: Sequence[Job]) -> HintMatch:
     by_path: dict[str, list[Job]] = {}
     by_tail: dict[tuple[str, ...], list[Job]] = {}
     for job in jobs:
-        by_path.setdefault(photo_key(job), []).append(job)
-        parts = (Path(os.path.abspath(job.root)).name, *PurePosixPath(photo_key(job)).parts)  # "." has a name too
+        key = photo_key(job)
+        by_path.setdefault(key, []).append(job)
+        parts = (Path(os.path.abspath(job.root)).name, *PurePosixPath(key).parts)  # "." has a name too
         for k in range(1, len(parts) + 1):
             by_tail.setdefault(parts[-k:], []).append(job)
     hints: dict[int, tuple[Hint, ...]] = {}

@@ -5,63 +5,39 @@ and a 3000 px scan takes up to a second, which must not freeze the window on a c
 from __future__ import annotations
 
 import logging
-import threading
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import Signal
 
+from .newest_only import NewestOnly
 from .preview import preview_from_files
 
 log = logging.getLogger(__name__)
 
 
-class PreviewLoader(QObject):
+class PreviewLoader(NewestOnly):
     """Only the newest request is kept: clicking through the queue loads the photo that ends up selected,
     not every one passed on the way. Replies: ``loaded(key, L, ab or None)``, ``failed(key, reason)``.
     """
 
+    PRIORITY = ("read",)
     loaded = Signal(int, object, object)
     failed = Signal(int, str)
-    _wake = Signal()
 
     def __init__(self, size: int) -> None:
-        super().__init__()
+        super().__init__("preview-loader")
         self.size = size
-        self._lock = threading.Lock()
-        self._pending: tuple[int, Path, Path | None] | None = None
-        self._thread = QThread()
-        self._thread.setObjectName("preview-loader")
-        self.moveToThread(self._thread)
-        self._wake.connect(self._drain)  # queued: runs on the loader's thread
-        self._thread.start()
 
     def request(self, key: int, path: Path, output: Path | None) -> None:
         """Read ``path`` (and its colour version ``output``, if any) at the preview size; UI thread."""
-        with self._lock:
-            wake = self._pending is None
-            self._pending = (key, path, output)
-        if wake:
-            self._wake.emit()
+        self._post("read", key, (path, output))
 
-    @Slot()
-    def _drain(self) -> None:
-        while True:
-            with self._lock:
-                if self._pending is None:
-                    return
-                key, path, output = self._pending
-                self._pending = None
-            try:
-                L, ab = preview_from_files(path, output, self.size)
-            except Exception as err:  # noqa: BLE001 - an unreadable file must not break browsing the queue
-                log.info("no preview of %s: %s", path, err)
-                self.failed.emit(key, str(err) or type(err).__name__)
-            else:
-                self.loaded.emit(key, L, ab)
+    def _serve(self, kind: str, key: int, args: tuple[Any, ...]) -> None:
+        path, output = args
+        L, ab = preview_from_files(path, output, self.size)
+        self.loaded.emit(key, L, ab)
 
-    def stop(self) -> None:
-        """End the thread (window closing); a read in progress finishes first."""
-        with self._lock:
-            self._pending = None
-        self._thread.quit()
-        self._thread.wait()
+    def _failed(self, kind: str, key: int, err: Exception) -> None:  # an unreadable file: say so, browse on
+        log.info("no preview: %s", err)
+        self.failed.emit(key, str(err) or type(err).__name__)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from engine.batch.inputs import collect_inputs
 from engine.batch.pipeline import BatchPipeline, RunControl, engine_label
@@ -32,6 +32,7 @@ from engine.options import BatchSummary, ColorizeSettings, Job
 from engine.weights import WeightsError, weights_meta
 
 from .hint_store import NO_HINTS_TEXT
+from .newest_only import NewestOnly
 from .request import BatchRequest
 
 log = logging.getLogger(__name__)
@@ -128,7 +129,7 @@ class BatchWorker(QObject):
         return self.control.paused
 
 
-class Recolourer(QObject):
+class Recolourer(NewestOnly):
     """The preview's model work as hints change, on its own QThread (never the UI thread).
 
     Only the newest pending re-colour and the newest pending suggestion are kept (suggestions run first:
@@ -144,20 +145,11 @@ class Recolourer(QObject):
     recoloured = Signal(int, object, object, object)  # key, tuple[Hint, ...], ColorizeSettings, ab (h x w x 2)
     suggestions = Signal(int, float, float, object)  # key, x, y, [(r, g, b), ...] most likely first
     refused = Signal(int, str)  # key, why
-    idle = Signal()  # every request so far is answered (the window's busy cursor ends)
-    _wake = Signal()
+    PRIORITY = ("suggest", "colour", "warm")  # the user waits on the popup first, then on the colour
 
     def __init__(self, make: ColorizerFactory) -> None:
-        super().__init__()
+        super().__init__("recolour")
         self._factory = CachedFactory(make, keep=1)
-        self._lock = threading.Lock()
-        self._pending: dict[str, tuple[int, tuple[Any, ...]]] = {}  # "suggest"/"colour" -> the newest (key, args)
-        self._scheduled = False
-        self._thread = QThread()
-        self._thread.setObjectName("recolour")
-        self.moveToThread(self._thread)
-        self._wake.connect(self._drain)  # queued: _drain runs on the service's thread
-        self._thread.start()
 
     def request(self, key: int, L: np.ndarray, hints: tuple[Hint, ...], settings: ColorizeSettings) -> None:
         """Re-colour photo ``key`` (L: its preview-size lightness) with ``hints``; replaces any pending request."""
@@ -172,31 +164,11 @@ class Recolourer(QObject):
         """Load the model for ``settings`` now, before the first click waits for it (a photo came on show)."""
         self._post("warm", -1, (settings,))
 
-    def _post(self, kind: str, key: int, args: tuple[Any, ...]) -> None:
-        with self._lock:
-            self._pending[kind] = (key, args)
-            wake, self._scheduled = not self._scheduled, True
-        if wake:
-            self._wake.emit()
+    def _failed(self, kind: str, key: int, err: Exception) -> None:
+        log.error("the preview's model run (%s) failed", kind, exc_info=err)
+        self.refused.emit(key, str(err) or type(err).__name__)
 
-    @Slot()
-    def _drain(self) -> None:
-        while True:
-            with self._lock:
-                if not self._pending:
-                    self._scheduled = False
-                    self.idle.emit()
-                    return
-                # The user waits on the popup first, then on the colour; a warm-up waits for both.
-                kind = next(k for k in ("suggest", "colour", "warm") if k in self._pending)
-                key, args = self._pending.pop(kind)
-            try:
-                self._run(kind, key, args)
-            except Exception as err:  # noqa: BLE001 - a failing preview must not take the window down
-                log.exception("the preview's model run (%s) failed", kind)
-                self.refused.emit(key, str(err) or type(err).__name__)
-
-    def _run(self, kind: str, key: int, args: tuple[Any, ...]) -> None:
+    def _serve(self, kind: str, key: int, args: tuple[Any, ...]) -> None:
         settings: ColorizeSettings = args[-1]
         colorizer = self._factory(replace(settings, compile=False).validated())
         if kind == "warm":
@@ -214,13 +186,6 @@ class Recolourer(QObject):
             grey = grey_rgb(L)  # the grey whose lightness is L: suggest reads only L
             x, y = args[1], args[2]
             self.suggestions.emit(key, x, y, colorizer.suggest(grey, x, y, k=4, hints=hints))
-
-    def stop(self) -> None:
-        """End the thread (window closing); a run in progress finishes first."""
-        with self._lock:
-            self._pending.clear()
-        self._thread.quit()
-        self._thread.wait()
 
 
 class UtilizationSampler(QObject):
