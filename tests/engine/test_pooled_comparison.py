@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 spec = importlib.util.spec_from_file_location(
-    "pooled_comparison", Path(__file__).resolve().parent.parent / "tools" / "pooled_comparison.py")
+    "pooled_comparison", Path(__file__).resolve().parents[2] / "tools" / "pooled_comparison.py")
 pooled_comparison = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(pooled_comparison)
 

@@ -8,11 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers import ROOT
 from PySide6.QtCore import QSettings
 
 from gui.app import build_window, parse_args
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_command_line_paths_and_options_are_parsed():

@@ -14,11 +14,10 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
+from helpers import ROOT
 from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsScene
 
-ROOT = Path(__file__).resolve().parent.parent
 RUNS = 5
 
 # Opens the real app (gui.app.run_app) on the photos with --start and an untrained model; once the batch
