@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .messages import counted, log_level_from_env, one_line, printable, short_reason
-from .options import DEVICES, ENGINES, FORMATS, PRECISIONS
+from .options import DEVICES, ENGINES, FORMATS, PRECISIONS, Status
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -139,15 +139,15 @@ class _PhotoReport:
     def __call__(self, r: PhotoResult) -> None:
         log.debug("%s: %s -> %s (decode %.0f ms, model %.0f ms, write %.0f ms, %dx%d)", printable(r.source), r.status,
                   printable(r.output) if r.output else "-", r.decode_ms, r.infer_ms, r.encode_ms, r.width, r.height)
-        self.skipped += r.status == "skipped"
-        self.done += r.status == "done"
+        self.skipped += r.status == Status.SKIPPED
+        self.done += r.status == Status.DONE
         if self.bar is not None:
             self.bar.update(self.bar.count + 1, one_line(r.source.name, 40), skipped=self.skipped)
-        if r.status == "failed":
+        if r.status == Status.FAILED:
             self.failed += 1
             self.close()
             print(f"{printable(r.source)}: {one_line(r.message, 300) or 'failed'}", file=sys.stderr)
-        elif r.status == "done" and r.message:
+        elif r.status == Status.DONE and r.message:
             self.close()
             print(f"{printable(r.source)}: note: {one_line(r.message, 300)}", file=sys.stderr)
 

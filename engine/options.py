@@ -6,6 +6,7 @@ build and validate requests without loading the model's libraries.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,17 @@ MIN_WORK = 64  # tiny photos are worked at least this large
 MAX_BATCH = 64
 MAX_WORK = 4096
 MAX_STRENGTH = 2.0  # colour strength: 0 grey, 1 the model's own colour, 2 twice its chroma
+
+
+class Status(StrEnum):
+    """Where one photo stands. A ``str``, so it compares, prints and pickles as its name."""
+
+    QUEUED = "queued"  # the GUI's queue only: not yet sent
+    WORKING = "working"  # the GUI's queue only: in the batch running now
+    DONE = "done"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    CANCELLED = "cancelled"  # the batch stopped before this photo was written
 
 
 @dataclass(frozen=True)
@@ -151,7 +163,7 @@ class Preview:
 class PhotoResult:
     index: int
     source: Path
-    status: str  # "done" | "failed" | "skipped" | "cancelled"
+    status: Status  # DONE, FAILED, SKIPPED or CANCELLED
     message: str = ""
     output: Path | None = None
     width: int = 0
@@ -218,11 +230,11 @@ class BatchSummary:
     def add(self, result: PhotoResult) -> None:
         """Count one reported photo. Its preview is not kept: a summary of 10,000 photos must stay small."""
         self.results.append(replace(result, preview=None) if result.preview is not None else result)
-        if result.status == "done":
+        if result.status == Status.DONE:
             self.done += 1
-        elif result.status == "failed":
+        elif result.status == Status.FAILED:
             self.failed += 1
-        elif result.status == "skipped":
+        elif result.status == Status.SKIPPED:
             self.skipped += 1
 
     def outcome_text(self) -> str:

@@ -13,6 +13,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
+from engine.options import Status
+
 from .request import BatchRequest
 
 
@@ -167,8 +169,8 @@ class BatchController(QObject):
 
     @Slot(object)
     def _on_image_done(self, result: Any) -> None:
-        if self.progress is not None and result.status != "cancelled":
-            self.progress.photo_done(skipped=result.status == "skipped")
+        if self.progress is not None and result.status != Status.CANCELLED:
+            self.progress.photo_done(skipped=result.status == Status.SKIPPED)
         self.image_done.emit(result)
 
     @Slot(object)

@@ -13,6 +13,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
+from engine.options import Status
+
 from .comparison import AB_UNITS, difference_text, difference_tooltip, speedup_text, speedup_tooltip
 
 DECODE, MODEL, ENCODE, BASELINE = "#8e9aaf", "#2e7d32", "#f9a825", "#c62828"
@@ -146,7 +148,7 @@ class TimingChart(QWidget):
         release_plots(self.plot)
 
     def add_result(self, r: Any) -> None:
-        if r.status != "done":
+        if r.status != Status.DONE:
             return
         self.photo.append(self.photo[-1] + 1 if self.photo else 1)
         self.decode.append(r.decode_ms)

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from engine.imageio import IMAGE_EXTENSIONS
 from engine.messages import counted
+from engine.options import Status
 
 from . import settings as app_settings
 from .batch import BatchController, progress_format
@@ -472,7 +473,7 @@ class MainWindow(QMainWindow):
         """The engine took up this photo: show it as working until its result comes."""
         req = self.controller.request
         if req is not None and 0 <= index < len(req.photos):
-            self.queue.set_status([req.photos[index].key], "working", only_from=("queued",))
+            self.queue.set_status([req.photos[index].key], Status.WORKING, only_from=(Status.QUEUED,))
 
     def set_paused(self, paused: bool) -> None:
         if paused:
@@ -499,19 +500,19 @@ class MainWindow(QMainWindow):
         key = req.photos[r.index].key
         self.queue.apply_result(key, r)
         selected = self._selected_key()
-        if r.status == "done" and r.preview is not None:
+        if r.status == Status.DONE and r.preview is not None:
             self.previews.put(key, r.preview.L, r.preview.ab)
             self._latest_key = key
-        if (selected == key and r.status != "cancelled") or (
-                selected is None and r.status == "done" and r.preview is not None):
+        if (selected == key and r.status != Status.CANCELLED) or (
+                selected is None and r.status == Status.DONE and r.preview is not None):
             self._show_key(key)  # the photo on show just finished (or failed): show its outcome
         self.timing.add_result(r)
         p = self.controller.progress
-        if p is not None and r.status != "cancelled":
+        if p is not None and r.status != Status.CANCELLED:
             self.progress.setValue(p.processed)
             self._show_progress()
             if not self.controller.paused:
-                what = r.message if r.status != "done" else "done"
+                what = r.message if r.status != Status.DONE else "done"
                 self.set_status(f"{p.processed} of {p.total}: {r.source.name} {what}")
 
     @Slot(str)
@@ -528,7 +529,7 @@ class MainWindow(QMainWindow):
     def _on_finished(self, summary: Any) -> None:
         req = self.controller.request
         if req is not None:
-            self.queue.set_status((p.key for p in req.photos), "queued", only_from=("working",))
+            self.queue.set_status((p.key for p in req.photos), Status.QUEUED, only_from=(Status.WORKING,))
         self.actions_by_name["pause"].setChecked(False)
         self.summary.show_summary(summary)
         self.progress.setFormat("%v / %m · done" if not summary.cancelled else "%v / %m · cancelled")
@@ -573,7 +574,7 @@ class MainWindow(QMainWindow):
             return
         s = self.current_settings()
         stale = [r.key for r in self.queue.rows()
-                 if r.status == "done" and out_of_date(r.run_key, run_key(s, self.hint_store.get(r.path)))]
+                 if r.status == Status.DONE and out_of_date(r.run_key, run_key(s, self.hint_store.get(r.path)))]
         if stale:
             self.set_status(changed_text(len(stale), self._shortcut("run_again"), what))
         elif self._offering:  # changed back (a hint added, then removed): the offer no longer holds
@@ -585,8 +586,10 @@ class MainWindow(QMainWindow):
         has_rows = self.queue.rowCount() > 0
         counts = self.queue.counts()
         a = self.actions_by_name
-        a["start"].setEnabled(not running and (counts["queued"] + counts["failed"]) > 0)  # something left to run
-        a["run_again"].setEnabled(not running and (counts["done"] + counts["skipped"] + counts["failed"]) > 0)
+        left = counts[Status.QUEUED] + counts[Status.FAILED]  # something left to run
+        a["start"].setEnabled(not running and left > 0)
+        finished = counts[Status.DONE] + counts[Status.SKIPPED] + counts[Status.FAILED]
+        a["run_again"].setEnabled(not running and finished > 0)
         a["samples"].setVisible(not has_rows)  # offered to try the app, not beside a queue of one's own photos
         a["pause"].setEnabled(running)
         a["cancel"].setEnabled(running)
@@ -625,7 +628,7 @@ class MainWindow(QMainWindow):
             self._present(key, *cached)
             return
         self._loading_key = key
-        self.loader.request(key, row.path, row.output if row.status == "done" else None)
+        self.loader.request(key, row.path, row.output if row.status == Status.DONE else None)
         self._busy(True)
         QTimer.singleShot(LOADING_AFTER_MS, self, lambda: self._say_loading(key))
 
@@ -658,7 +661,7 @@ class MainWindow(QMainWindow):
             self._removed_while_loading()
             return
         row = self.queue.row(i)
-        reason = row.message if row.status == "failed" and row.message else reason
+        reason = row.message if row.status == Status.FAILED and row.message else reason
         self.preview.show_error(f"{row.shown_name}: cannot show a preview.\n\n{reason}")
         self._shown_key = None
         self.hint_editor.show(None, None)
@@ -674,9 +677,9 @@ class MainWindow(QMainWindow):
             return
         row = self.queue.row(i)
         self._shown_key = key
-        missing = f"failed · {row.message}" if row.status == "failed" else "not colorized yet"
+        missing = f"failed · {row.message}" if row.status == Status.FAILED else "not colorized yet"
         self.preview.show_photo(L, ab, row.shown_name, missing=missing)
-        made_with = (row.run_key.model, row.run_key.hints) if row.status == "done" and row.run_key else None
+        made_with = (row.run_key.model, row.run_key.hints) if row.status == Status.DONE and row.run_key else None
         self.hint_editor.show(key, row.path, made_with if ab is not None else None)
 
     def _busy(self, on: bool) -> None:
@@ -748,7 +751,7 @@ class MainWindow(QMainWindow):
         row = self.queue.row(i)
         strength = self.preview.strength.value()
         full = None
-        if row.status == "done" and row.output is not None and row.run_key is not None:
+        if row.status == Status.DONE and row.output is not None and row.run_key is not None:
             made_at = row.run_key.export.strength
 
             def full() -> tuple[Any, Any]:  # the exported photo at its own size, at the strength on screen

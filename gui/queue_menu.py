@@ -15,6 +15,8 @@ from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QMenu, QTableView
 
+from engine.options import Status
+
 from .queue_model import QueueModel, QueueRow
 
 
@@ -33,7 +35,7 @@ def open_path(path: Path, report: Callable[[str], None], what: str = "") -> bool
 
 def result_of(row: QueueRow) -> Path | None:
     """The colour photo written for this row, if it is done."""
-    return row.output if row.status == "done" and row.output is not None else None
+    return row.output if row.status == Status.DONE and row.output is not None else None
 
 
 class QueueMenu(QObject):

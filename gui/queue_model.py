@@ -12,10 +12,12 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
+from engine.options import Status
+
 from .request import QueuedPhoto
 
-STATUSES = ("queued", "working", "done", "failed", "skipped")
-RUNNABLE = ("queued", "failed")  # what Start picks up: new photos, and retries of failed ones
+STATUSES = (Status.QUEUED, Status.WORKING, Status.DONE, Status.FAILED, Status.SKIPPED)
+RUNNABLE = (Status.QUEUED, Status.FAILED)  # what Start picks up: new photos, and retries of failed ones
 
 COLUMNS = ("File", "Size", "Status", "Time", "Model", "Baseline", "Difference", "Message")
 COL_FILE, COL_SIZE, COL_STATUS, COL_TIME, COL_MODEL, COL_BASELINE, COL_DIFF, COL_MESSAGE = range(len(COLUMNS))
@@ -23,8 +25,8 @@ COMPARE_COLUMNS = (COL_BASELINE, COL_DIFF)
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 _ROOT = QModelIndex()
 
-_STATUS_COLOURS = {"failed": QColor(200, 40, 40), "done": QColor(30, 130, 60), "working": QColor(30, 90, 200),
-                   "skipped": QColor(140, 110, 20)}
+_STATUS_COLOURS = {Status.FAILED: QColor(200, 40, 40), Status.DONE: QColor(30, 130, 60),
+                   Status.WORKING: QColor(30, 90, 200), Status.SKIPPED: QColor(140, 110, 20)}
 
 
 @dataclass
@@ -33,7 +35,7 @@ class QueueRow:
     path: Path
     root: Path
     size_bytes: int
-    status: str = "queued"
+    status: Status = Status.QUEUED
     message: str = ""
     output: Path | None = None
     width: int = 0
@@ -260,7 +262,7 @@ class QueueModel(QAbstractTableModel):
         return [QueuedPhoto(r.key, r.path, r.root, replaces=r.output or r.last_output) for r in self._rows
                 if r.status in RUNNABLE]
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[Status, int]:
         out = dict.fromkeys(STATUSES, 0)
         for r in self._rows:
             out[r.status] += 1
@@ -269,7 +271,7 @@ class QueueModel(QAbstractTableModel):
     def has_comparison(self) -> bool:
         return any(r.baseline_ms is not None for r in self._rows)
 
-    def set_status(self, keys: Iterable[int], status: str, *, only_from: tuple[str, ...] | None = None,
+    def set_status(self, keys: Iterable[int], status: Status, *, only_from: tuple[Status, ...] | None = None,
                    message: str | None = None) -> None:
         for i in self._rows_of(keys):
             row = self._rows[i]
@@ -284,7 +286,7 @@ class QueueModel(QAbstractTableModel):
         for i in self._rows_of(keys):
             row = self._rows[i]
             row.last_output = row.output or row.last_output  # kept through a cancel or failure of this run
-            row.status, row.message, row.output, row.run_key = "queued", "", None, run_key
+            row.status, row.message, row.output, row.run_key = Status.QUEUED, "", None, run_key
             row.decode_ms = row.infer_ms = row.encode_ms = row.baseline_ms = None
             row.max_abs_diff = row.p999_abs_diff = None
             self._changed(i)
@@ -294,8 +296,8 @@ class QueueModel(QAbstractTableModel):
         n = 0
         for i in self._rows_of(keys):
             row = self._rows[i]
-            if row.status in ("done", "skipped", "failed"):
-                row.status, row.message = "queued", ""
+            if row.status in (Status.DONE, Status.SKIPPED, Status.FAILED):
+                row.status, row.message = Status.QUEUED, ""
                 n += 1
                 self._changed(i)
         return n
@@ -309,12 +311,12 @@ class QueueModel(QAbstractTableModel):
         if i is None:
             return None
         row = self._rows[i]
-        if result.status == "cancelled":
-            row.status, row.message = "queued", "cancelled: run the batch again to colorize it"
+        if result.status == Status.CANCELLED:
+            row.status, row.message = Status.QUEUED, "cancelled: run the batch again to colorize it"
         else:
             row.status, row.message, row.output = result.status, result.message, result.output
             row.width, row.height = result.width or row.width, result.height or row.height
-            if result.status == "done":
+            if result.status == Status.DONE:
                 row.decode_ms, row.infer_ms, row.encode_ms = result.decode_ms, result.infer_ms, result.encode_ms
                 row.baseline_ms, row.max_abs_diff = result.compare_infer_ms, result.max_abs_diff
                 row.p999_abs_diff = result.p999_abs_diff

@@ -48,7 +48,7 @@ from ..imageio import (
     write_error,
 )
 from ..messages import counted, one_line, short_reason
-from ..options import BatchSummary, ColorizeSettings, ExportOptions, Job, PhotoResult
+from ..options import BatchSummary, ColorizeSettings, ExportOptions, Job, PhotoResult, Status
 from .decode_ahead import Decoded, decode_photo
 from .inputs import collect_inputs
 from .ordered_writes import write_photo
@@ -59,7 +59,6 @@ log = logging.getLogger(__name__)
 MAX_ROUNDS = 3  # rounds of "run what is missing" after faults Ray's own retries did not absorb
 TASK_RETRIES = 3  # runs of a task or an actor's batch after its process died, per round
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/+(.*)$")
-_OK, _DONE, _FAILED, _SKIPPED = "ok", "done", "failed", "skipped"
 
 
 # --- Sizing -----------------------------------------------------------------------------------
@@ -327,7 +326,7 @@ class _Work:
     src: str
     src_fs: int
     out: str
-    status: str = _OK
+    status: Status = Status.WORKING  # until it is written, fails or is skipped
     message: str = ""
     image: DecodedImage | None = None
     small: np.ndarray | None = None  # the working-size L; after colorizing, the one the model was given
@@ -340,7 +339,7 @@ class _Work:
     engine: str = ""
     hints: tuple[Hint, ...] = ()  # the photo's colour hints travel with it, as relative points and colours
 
-    def fail(self, message: str, status: str = _FAILED) -> None:
+    def fail(self, message: str, status: Status = Status.FAILED) -> None:
         self.status, self.message, self.image, self.small, self.ab = status, message, None, None, None
 
 
@@ -387,7 +386,7 @@ def _decode_work(w: _Work, ctx: _Context) -> None:
     if d.error is not None:
         w.fail(d.error)
     elif d.skip is not None:
-        w.fail(d.skip, _SKIPPED)
+        w.fail(d.skip, Status.SKIPPED)
     else:
         assert d.prepared is not None
         w.image, w.small = d.image, d.prepared.small  # the full-size L is made again by the writer, not shipped
@@ -415,7 +414,7 @@ def _write_work(w: _Work, ctx: _Context) -> None:
     if outcome.error is not None:
         w.fail(outcome.error)
     else:
-        w.status, w.image, w.small, w.ab = _DONE, None, None, None
+        w.status, w.image, w.small, w.ab = Status.DONE, None, None, None
     w.encode_ms = 1000 * (time.perf_counter() - t)
 
 
@@ -461,7 +460,7 @@ def _decode_batch(batch: dict[str, Any], ctx: _Context) -> dict[str, Any]:
 def _write_batch(batch: dict[str, Any], ctx: _Context) -> dict[str, Any]:
     works = _rows(batch)
     for w in works:
-        if w.status == _OK:
+        if w.status == Status.WORKING:
             _write_work(w, ctx)
     return _batch(works)
 
@@ -485,7 +484,7 @@ class ColorizeActor:
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         works = _rows(batch)
-        ready = [w for w in works if w.status == _OK]
+        ready = [w for w in works if w.status == Status.WORKING]
         if self.hook is not None:
             for w in ready:
                 self.hook(w.src)
@@ -645,9 +644,9 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
 
     for job in plan.jobs:
         if job.index in plan.skipped:
-            emit(PhotoResult(job.index, job.path, _SKIPPED, plan.skipped[job.index]))
+            emit(PhotoResult(job.index, job.path, Status.SKIPPED, plan.skipped[job.index]))
         elif job.index in plan.failed:
-            emit(PhotoResult(job.index, job.path, _FAILED, plan.failed[job.index]))
+            emit(PhotoResult(job.index, job.path, Status.FAILED, plan.failed[job.index]))
 
     def on_work(w: _Work) -> None:
         nonlocal infer_ms
@@ -655,7 +654,7 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
             return
         infer_ms += w.infer_ms
         run.engine = run.engine or w.engine
-        out = Path(w.out) if w.status == _DONE else None
+        out = Path(w.out) if w.status == Status.DONE else None
         emit(PhotoResult(w.index, plan.jobs[w.index].path, w.status, w.message, output=out, width=w.width,
                          height=w.height, decode_ms=w.decode_ms, infer_ms=w.infer_ms, encode_ms=w.encode_ms))
 
@@ -679,11 +678,11 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
         # Written before a fault took the write task's report away: found, not written again. Only an
         # output new or changed since planning counts (with overwrite, the old one is still there).
         for i in _written_since_planning(plan, [i for i in pending if i not in finished]):
-            emit(PhotoResult(i, plan.jobs[i].path, _DONE, output=Path(plan.outputs[i])))
+            emit(PhotoResult(i, plan.jobs[i].path, Status.DONE, output=Path(plan.outputs[i])))
     for i in plan.outputs:
         if i not in finished:
             reason = f"not colorized after {run.rounds} rounds on the cluster"
-            emit(PhotoResult(i, plan.jobs[i].path, _FAILED, f"{reason}: {last_error}" if last_error else reason))
+            emit(PhotoResult(i, plan.jobs[i].path, Status.FAILED, f"{reason}: {last_error}" if last_error else reason))
     if plan.out_fs < 0:
         clean_partials(Path(export.output_dir))  # hidden files of workers that died mid-write
     summary.wall_s = time.perf_counter() - start

@@ -20,7 +20,7 @@ from ..color import join_lab, strips
 from ..colorizer import ab_rows
 from ..imageio import DecodedImage, ImageError, OutputUnwritable, encode, write_error
 from ..messages import short_reason
-from ..options import ExportOptions, PhotoResult
+from ..options import ExportOptions, PhotoResult, Status
 from .decode_ahead import Decoded
 
 log = logging.getLogger(__name__)
@@ -134,7 +134,7 @@ class OrderedWrites:
         """
         for result, write in self._queue:
             if write is not None and write.cancel():
-                result.status, result.message, result.output = "cancelled", reason, None
+                result.status, result.message, result.output = Status.CANCELLED, reason, None
 
     def throttle(self, stop: Callable[[], bool] | None = None) -> None:
         """Wait while more than ``max_waiting`` writes (or ``max_pixels``) are unfinished; always allows one.

@@ -41,7 +41,7 @@ from ..colorizer import Colorizer, Inference, Prepared, ab_rows, ab_source, pack
 from ..hints import Hint
 from ..imageio import MAX_PIXELS, clean_partials
 from ..messages import one_line, short_reason
-from ..options import BatchSummary, ExportOptions, Job, PhotoResult, Preview
+from ..options import BatchSummary, ExportOptions, Job, PhotoResult, Preview, Status
 from .decode_ahead import DecodeAhead, Decoded, decode_photo
 from .ordered_writes import OrderedWrites, WriteOutcome, render_from_source, write_photo
 from .planning import OutputPlanner
@@ -146,13 +146,13 @@ class DiffHistogram:
 
 def _result_of(d: Decoded) -> PhotoResult:
     """A photo's result as far as decoding goes: done so far, or failed, or skipped."""
-    r = PhotoResult(d.job.index, d.job.path, "done", decode_ms=d.ms)
+    r = PhotoResult(d.job.index, d.job.path, Status.DONE, decode_ms=d.ms)
     if d.image is not None:
         r.width, r.height = d.image.size
     if d.error is not None:
-        r.status, r.message = "failed", d.error
+        r.status, r.message = Status.FAILED, d.error
     elif d.skip is not None:
-        r.status, r.message = "skipped", d.skip
+        r.status, r.message = Status.SKIPPED, d.skip
     return r
 
 
@@ -165,9 +165,9 @@ class _Tally:
         self._unwritable = 0  # writes failed in a row for a reason no photo can escape
 
     def emit(self, result: PhotoResult) -> None:
-        if result.status == "failed":
+        if result.status == Status.FAILED:
             log.info("failed: %s: %s", result.source, result.message)
-        elif result.message and result.status == "done":
+        elif result.message and result.status == Status.DONE:
             log.info("note: %s: %s", result.source, result.message)
         self.summary.add(result)
         if self.on_result is not None:
@@ -177,7 +177,7 @@ class _Tally:
         if outcome is not None:
             result.encode_ms = outcome.ms
             if outcome.error:
-                result.status, result.message, result.output = "failed", outcome.error, None
+                result.status, result.message, result.output = Status.FAILED, outcome.error, None
                 self._unwritable = self._unwritable + 1 if outcome.fatal else 0
                 # Nothing can be written: the disk is full or read-only, or no photo was written yet.
                 if outcome.fatal is not None and self._unwritable >= 2 and (
@@ -280,7 +280,7 @@ class BatchPipeline:
                 writes.cancel_waiting(summary.stopped_reason or "cancelled before it was written")
             writes.finish()
             for job in rest:
-                tally.emit(PhotoResult(job.index, job.path, "cancelled",
+                tally.emit(PhotoResult(job.index, job.path, Status.CANCELLED,
                                        summary.stopped_reason or "cancelled before it started"))
         summary.cancelled = control.cancelled
         summary.p999_abs_diff = diffs.percentile(99.9)
@@ -401,12 +401,12 @@ class BatchPipeline:
 
     @staticmethod
     def _cancelled(d: Decoded, reason: str) -> PhotoResult:
-        return PhotoResult(d.job.index, d.job.path, "cancelled", reason)
+        return PhotoResult(d.job.index, d.job.path, Status.CANCELLED, reason)
 
     @staticmethod
     def _failed(d: Decoded, reason: str) -> PhotoResult:
         r = _result_of(d)
-        r.status, r.message = "failed", reason
+        r.status, r.message = Status.FAILED, reason
         return r
 
     def _compare(self, items: list[Prepared], hints: Sequence[Sequence[Hint]] | None, inferred: list[Inference],
