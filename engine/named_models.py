@@ -1,0 +1,113 @@
+"""Models as named things: the shipped one, and those a person tuned on their own photos.
+
+Tuned models live in the user's data folder (platformdirs; ``COLORIZER_MODELS_DIR`` moves it), one
+``NAME.pt`` with its card beside it (``NAME.json``, ``NAME.md``). The shipped model is a name too,
+"shipped", and is never written: tuning saves under a new name, so the shipped output cannot change.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .weights import DEFAULT_WEIGHTS, WeightsError, read_weights
+
+SHIPPED = "shipped"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,62}$")
+
+
+class ModelNameError(WeightsError):
+    """An unknown, invalid or taken model name (its message is one line, for the CLI and a dialog)."""
+
+
+@dataclass(frozen=True)
+class NamedModel:
+    name: str
+    path: Path
+    card: dict[str, Any] = field(default_factory=dict)  # the weights' own record; empty for a damaged file
+    problem: str = ""  # why the file cannot be used ("" when it can)
+
+    @property
+    def shipped(self) -> bool:
+        return self.name == SHIPPED
+
+    def line(self) -> str:
+        """One line for ``models``: name, what it learned from, and its measured gain."""
+        if self.problem:
+            return f"{self.name}: unusable ({self.problem})"
+        if self.shipped:
+            return f"{SHIPPED}: the model that comes with the app ({self.path})"
+        tune = self.card.get("tune") or {}
+        held = tune.get("heldout") or {}
+        gain = (f", {held['gain_db']:+.2f} dB against shipped on {held['photos']} held-out photos"
+                if "gain_db" in held else "")
+        return (f"{self.name}: tuned on {tune.get('photos', '?')} photos from {tune.get('folders', '?')}, "
+                f"{tune.get('minutes', '?')} min{gain}")
+
+
+def models_dir() -> Path:
+    override = os.environ.get("COLORIZER_MODELS_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return platformdirs.user_data_path("colorizer", appauthor=False) / "models"
+
+
+def check_name(name: str) -> str:
+    """A name that can be a file name on every system, and is not the shipped model's."""
+    name = name.strip()
+    if name.lower() == SHIPPED:
+        raise ModelNameError(f"'{SHIPPED}' is the model that comes with the app: choose another name")
+    if not _NAME.match(name) or name.endswith((".", " ")):
+        raise ModelNameError(f"model name {name!r}: use letters, digits, spaces, '-', '_' or '.', up to 63")
+    return name
+
+
+def _entry(name: str, path: Path) -> NamedModel:
+    try:
+        return NamedModel(name, path, dict(read_weights(path).get("meta", {})))
+    except WeightsError as err:
+        return NamedModel(name, path, problem=str(err).splitlines()[0])
+
+
+def list_models() -> list[NamedModel]:
+    """The shipped model first, then the tuned ones by name; a damaged file is listed with its problem."""
+    folder = models_dir()
+    tuned = sorted(folder.glob("*.pt"), key=lambda p: p.stem.lower()) if folder.is_dir() else []
+    return [_entry(SHIPPED, DEFAULT_WEIGHTS)] + [_entry(p.stem, p) for p in tuned]
+
+
+def model_path(name: str | None) -> Path:
+    """The weights file of a named model (None or "shipped": the shipped one); one-line error otherwise."""
+    if name is None or name.strip().lower() == SHIPPED:
+        return DEFAULT_WEIGHTS
+    path = models_dir() / f"{name.strip()}.pt"
+    if not path.is_file():
+        known = ", ".join(m.name for m in list_models())
+        raise ModelNameError(f"no model named {name!r} (models: {known})")
+    try:
+        read_weights(path)  # a damaged file says so here, before any photo is read
+    except WeightsError as err:
+        raise ModelNameError(f"model {name!r} cannot be used: {str(err).splitlines()[0]}") from err
+    return path
+
+
+def new_model_path(name: str, *, replace: bool = False) -> Path:
+    """Where a tuned model called ``name`` is saved; a taken name is refused unless ``replace``."""
+    path = models_dir() / f"{check_name(name)}.pt"
+    if path.exists() and not replace:
+        raise ModelNameError(f"a model named {name!r} exists already ({path}): choose another name")
+    return path
+
+
+def delete_model(name: str) -> None:
+    """Remove a tuned model and its card; the shipped model cannot be removed."""
+    path = models_dir() / f"{check_name(name)}.pt"
+    if not path.is_file():
+        raise ModelNameError(f"no model named {name!r}")
+    for p in (path, path.with_suffix(".json"), path.with_suffix(".md")):
+        p.unlink(missing_ok=True)

@@ -1,0 +1,75 @@
+from pathlib import Path
+
+import pytest
+from helpers import random_model
+
+from engine.named_models import (
+    SHIPPED,
+    ModelNameError,
+    check_name,
+    delete_model,
+    list_models,
+    model_path,
+    new_model_path,
+)
+from engine.weights import DEFAULT_WEIGHTS, save_weights
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("COLORIZER_MODELS_DIR", str(tmp_path / "models"))
+    return tmp_path / "models"
+
+
+def test_the_shipped_model_is_listed_first_and_is_the_default(store):
+    models = list_models()
+    assert [m.name for m in models] == [SHIPPED]
+    assert model_path(None) == model_path("shipped") == model_path(" Shipped ") == DEFAULT_WEIGHTS
+    assert not models[0].problem
+
+
+def test_a_tuned_model_is_found_by_name_and_listed_with_its_measured_gain(store):
+    path = new_model_path("Grandma's house".replace("'", ""))
+    card = {"tune": {"photos": 60, "folders": "/photos/colour", "minutes": 10,
+                     "heldout": {"photos": 9, "gain_db": 0.72}}}
+    save_weights(random_model(), path, card)
+    assert model_path("Grandmas house") == path
+    line = [m for m in list_models() if m.name == "Grandmas house"][0].line()
+    assert "60 photos" in line and "+0.72 dB" in line and "9 held-out" in line
+
+
+def test_an_unknown_name_is_a_one_line_error_naming_the_models_there_are(store):
+    with pytest.raises(ModelNameError) as err:
+        model_path("nobody")
+    assert "\n" not in str(err.value) and "nobody" in str(err.value) and "shipped" in str(err.value)
+
+
+def test_a_damaged_model_file_is_listed_as_unusable_and_refused_in_one_line(store):
+    store.mkdir(parents=True)
+    (store / "broken.pt").write_bytes(b"not a weights file")
+    entry = [m for m in list_models() if m.name == "broken"][0]
+    assert entry.problem and "unusable" in entry.line()
+    with pytest.raises(ModelNameError) as err:
+        model_path("broken")
+    assert "\n" not in str(err.value)
+    assert model_path(SHIPPED) == DEFAULT_WEIGHTS  # the shipped model stays usable
+
+
+@pytest.mark.parametrize("name", ["shipped", "SHIPPED", "", "../escape", "a/b", "x" * 64, "trailing."])
+def test_names_that_would_overwrite_the_shipped_model_or_escape_the_folder_are_refused(store, name):
+    with pytest.raises(ModelNameError):
+        check_name(name)
+
+
+def test_a_taken_name_is_refused_unless_replacing_and_delete_removes_the_card_too(store):
+    path = new_model_path("family")
+    save_weights(random_model(), path)
+    path.with_suffix(".json").write_text("{}")
+    with pytest.raises(ModelNameError, match="exists already"):
+        new_model_path("family")
+    assert new_model_path("family", replace=True) == path
+    delete_model("family")
+    assert not path.exists() and not path.with_suffix(".json").exists()
+    with pytest.raises(ModelNameError):
+        delete_model(SHIPPED)
+    assert DEFAULT_WEIGHTS.is_file()
