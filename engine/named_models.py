@@ -54,7 +54,7 @@ def models_dir() -> Path:
         return Path(override)
     import platformdirs
 
-    return platformdirs.user_data_path("colorizer", appauthor=False) / "models"
+    return platformdirs.user_data_path("Colorizer", "Colorizer") / "models"  # beside the log folder
 
 
 def check_name(name: str) -> str:
