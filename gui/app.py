@@ -1,6 +1,6 @@
 """Starts the GUI: ``python main.py [PATH...] [--output DIR] [--start]``.
 
-This is the composition root: it builds the engine backend (``gui.worker``, the only module that
+This is the composition root: it builds the engine backend (``gui.bridge``, the only package that
 pulls in torch) and injects it into the window. Developer options, read from the environment:
 
 - ``COLORIZER_UNTRAINED=1``: use a randomly initialised model instead of the trained weights
@@ -25,8 +25,8 @@ from typing import Any
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
-from .logfile import start_logging
-from .settings import APPLICATION, ORGANIZATION
+from gui.logfile import start_logging
+from gui.model.settings import APPLICATION, ORGANIZATION
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def build_window(args: argparse.Namespace, backend: Any, settings: QSettings | None = None) -> Any:
     """The window with the command line applied: PATHs queued, the export folder set for this run only."""
-    from .main_window import MainWindow
+    from gui.main_window import MainWindow
 
     window = MainWindow(backend, settings)
     if args.output is not None:
@@ -60,9 +60,11 @@ def build_window(args: argparse.Namespace, backend: Any, settings: QSettings | N
 
 
 def make_backend() -> Any:
-    from .worker import Backend, untrained_factory
+    from gui.bridge.worker import Backend
 
     if os.environ.get("COLORIZER_UNTRAINED") == "1":
+        from gui.bridge.untrained import untrained_factory
+
         log.warning("COLORIZER_UNTRAINED=1: using an untrained model; its colours are meaningless")
         return Backend(factory=untrained_factory)
     return Backend()
@@ -92,7 +94,7 @@ def run_app(argv: list[str]) -> int:
     window = build_window(args, make_backend())
     shots = os.environ.get("COLORIZER_SCREENSHOT")
     if shots:
-        from .devtools import ScreenshotTaker, parse_size
+        from gui.devtools import ScreenshotTaker, parse_size
 
         size = parse_size(os.environ.get("COLORIZER_SCREENSHOT_SIZE"))
         window._screenshots = ScreenshotTaker(window, Path(shots), size)  # kept alive with the window

@@ -37,26 +37,26 @@ from PySide6.QtWidgets import (
 from engine.imageio import IMAGE_EXTENSIONS
 from engine.messages import counted
 from engine.options import Status
-
-from . import settings as app_settings
-from .batch import BatchController, progress_format
-from .busy import BusyCursor
-from .charts import SummaryPanel, TimingChart, UtilizationPlot
-from .comparison_export import export_dialog, full_size
-from .docks import PANELS, STATE_VERSION, DropHighlight, build_docks, scrolled, size_default_docks
-from .engine_panel import EnginePanel
-from .export_panel import ExportPanel
-from .help_dialogs import about_html, help_html, text_dialog
-from .hint_editor import HintEditor
-from .hint_store import HintStore
-from .logfile import log_file
-from .preview import BeforeAfterView, PreviewCache
-from .preview_loader import PreviewLoader
-from .queue_menu import QueueMenu, open_path
-from .queue_model import COL_FILE, COMPARE_COLUMNS, FileNameDelegate, QueueModel
-from .queue_undo import QueueHistory
-from .request import BatchRequest
-from .run_again import changed_text, nothing_to_run_text, out_of_date, run_key
+from gui.logfile import log_file
+from gui.model import settings as app_settings
+from gui.model.hint_store import HintStore
+from gui.model.preview_loader import PreviewLoader
+from gui.model.previews import PreviewCache
+from gui.model.queue_model import COL_FILE, COMPARE_COLUMNS, FileNameDelegate, QueueModel
+from gui.model.queue_undo import QueueHistory
+from gui.model.request import BatchRequest
+from gui.model.run_keys import changed_text, nothing_to_run_text, out_of_date, run_key
+from gui.presenters.batch_controller import BatchController, progress_format
+from gui.presenters.hints import HintEditor
+from gui.presenters.queue_menu import QueueMenu, open_path
+from gui.views.busy import BusyCursor
+from gui.views.charts import SummaryPanel, TimingChart, UtilizationPlot
+from gui.views.comparison_export import export_dialog, full_size
+from gui.views.docks import PANELS, STATE_VERSION, DropHighlight, build_docks, scrolled, size_default_docks
+from gui.views.engine_panel import EnginePanel
+from gui.views.export_panel import ExportPanel
+from gui.views.help_dialogs import about_html, help_html, text_dialog
+from gui.views.preview import BeforeAfterView
 
 log = logging.getLogger(__name__)
 

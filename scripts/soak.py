@@ -82,7 +82,7 @@ def run_in_app(folder: Path, out: Path, on_result: Callable[[PhotoResult], None]
     from PySide6.QtWidgets import QApplication
 
     from gui.app import build_window, parse_args
-    from gui.worker import Backend
+    from gui.bridge.worker import Backend
 
     app = QApplication.instance() or QApplication(["soak"])
     settings = QSettings(str(out.parent / "soak-settings.ini"), QSettings.Format.IniFormat)

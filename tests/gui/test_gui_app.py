@@ -52,13 +52,14 @@ def test_command_line_queues_the_paths_sets_the_export_folder_and_runs(qtbot, ba
 
 
 def test_gui_modules_do_not_import_torch():
-    code = ("import sys; import gui.app, gui.main_window, gui.batch, gui.charts, gui.preview, gui.queue_model, "
-            "gui.settings, gui.engine_panel, gui.export_panel, gui.request, gui.devtools, gui.docks, gui.help_dialogs, "
-            "gui.preview_loader, gui.busy, gui.run_again; "
+    code = ("import sys; import gui.app, gui.main_window, gui.presenters.batch_controller, gui.views.charts, "
+            "gui.views.preview, gui.model.queue_model, gui.model.settings, gui.views.engine_panel, "
+            "gui.views.export_panel, gui.model.request, gui.devtools, gui.views.docks, gui.views.help_dialogs, "
+            "gui.model.preview_loader, gui.views.busy, gui.model.run_keys, gui.model.previews; "
             "sys.exit('torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr or "a gui module (other than gui.worker) imported torch"
+    assert done.returncode == 0, done.stderr or "a gui module (other than gui.bridge) imported torch"
 
 
 # -- the log file and Help > Show Log File --------------------------------------------------------------------

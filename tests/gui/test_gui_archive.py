@@ -7,7 +7,7 @@ import os
 import tracemalloc
 from pathlib import Path
 
-from gui.preview import PreviewCache
+from gui.model.previews import PreviewCache
 
 
 def test_the_preview_cache_is_held_to_its_memory_budget_not_to_the_queue_length():

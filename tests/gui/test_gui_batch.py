@@ -11,8 +11,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from engine.batch.pipeline import RunControl
-from gui.queue_model import COL_BASELINE, COL_DIFF, COL_MODEL
-from gui.worker import Backend
+from gui.bridge.worker import Backend
+from gui.model.queue_model import COL_BASELINE, COL_DIFF, COL_MODEL
 
 TIMEOUT_MS = 60_000
 

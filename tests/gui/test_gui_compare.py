@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from engine.options import AGREEMENT, BatchSummary
-from gui.comparison import difference_tooltip, expected_range
-from gui.queue_model import COL_DIFF, COLUMNS
+from gui.model.queue_model import COL_DIFF, COLUMNS
+from gui.views.comparison import difference_tooltip, expected_range
 
 TIMEOUT_MS = 60_000
 
@@ -88,7 +88,7 @@ def test_model_busy_in_the_window_is_the_engines_share_without_the_baseline(qtbo
 
 
 def test_the_summary_fits_a_narrow_dock_with_a_long_outcome(qtbot):
-    from gui.charts import SummaryPanel
+    from gui.views.charts import SummaryPanel
 
     panel = SummaryPanel()
     qtbot.addWidget(panel)

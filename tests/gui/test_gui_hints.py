@@ -20,8 +20,8 @@ from engine.colorizer import Colorizer
 from engine.hints import Hint, load_hints_file, save_hints_file
 from engine.model import with_hint_channels
 from engine.options import ColorizeSettings
-from gui.hint_store import NO_HINTS_TEXT
-from gui.worker import Backend, Recolourer
+from gui.bridge.worker import Backend, Recolourer
+from gui.model.hint_store import NO_HINTS_TEXT
 
 TIMEOUT_MS = 60_000
 GREEN = (20, 200, 20)

@@ -16,11 +16,11 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QStyleOptionViewItem
 
 from engine.options import ColorizeSettings
 from gui.app import build_window, parse_args
-from gui.charts import UtilizationPlot, memory_range
-from gui.docks import PANELS
-from gui.help_dialogs import MAX_HEIGHT, MAX_WIDTH
 from gui.main_window import MainWindow
-from gui.queue_model import COL_FILE, COL_MESSAGE
+from gui.model.queue_model import COL_FILE, COL_MESSAGE
+from gui.views.charts import UtilizationPlot, memory_range
+from gui.views.docks import PANELS
+from gui.views.help_dialogs import MAX_HEIGHT, MAX_WIDTH
 
 
 def _window(qtbot, backend, tmp_path: Path, width: int = 1024, height: int = 700) -> MainWindow:

@@ -10,8 +10,8 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from engine.batch.pipeline import RunControl
-from gui import batch as gui_batch
-from gui.batch import Progress, progress_format
+from gui.presenters import batch_controller as gui_batch
+from gui.presenters.batch_controller import Progress, progress_format
 
 TIMEOUT_MS = 60_000
 

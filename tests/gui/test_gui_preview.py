@@ -8,7 +8,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QPainter, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from gui.preview import PreviewCache
+from gui.model.previews import PreviewCache
 
 
 def _photo(h: int = 300, w: int = 400) -> tuple[np.ndarray, np.ndarray]:
@@ -177,7 +177,7 @@ def test_a_photo_read_from_disk_does_not_hold_the_window_and_says_loading_when_s
                                                                                   grey_photos, monkeypatch):
     import threading
 
-    from gui import preview_loader
+    from gui.model import preview_loader
 
     window = make_window(backend)
     window.add_paths(grey_photos(2))
@@ -202,7 +202,7 @@ def test_a_photo_removed_while_it_loads_leaves_no_busy_cursor_and_no_loading_tex
                                                                                  backend, grey_photos, monkeypatch):
     import threading
 
-    from gui import preview_loader
+    from gui.model import preview_loader
 
     window = make_window(backend)
     window.add_paths(grey_photos(2))

@@ -11,7 +11,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from gui.queue_model import COL_DIFF, COL_MESSAGE, COL_STATUS, COL_TIME, QueueModel
+from gui.model.queue_model import COL_DIFF, COL_MESSAGE, COL_STATUS, COL_TIME, QueueModel
 
 
 def _result(index: int, status: str = "done", **kw: object) -> SimpleNamespace:

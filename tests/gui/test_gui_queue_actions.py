@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from gui.comparison_export import BAND, GAP, compose, qimage_to_rgb
+from gui.views.comparison_export import BAND, GAP, compose, qimage_to_rgb
 
 
 class _Desktop:
@@ -26,7 +26,7 @@ class _Desktop:
 
 
 def _desktop(monkeypatch, answer: bool) -> type[_Desktop]:
-    monkeypatch.setattr("gui.queue_menu.QDesktopServices", _Desktop)
+    monkeypatch.setattr("gui.presenters.queue_menu.QDesktopServices", _Desktop)
     _Desktop.opened, _Desktop.answer = [], answer
     return _Desktop
 
@@ -173,7 +173,7 @@ def test_export_comparison_writes_one_side_by_side_image_grey_left_colour_right(
     _run(qtbot, window)
     window.table.selectRow(1)
     target = tmp_path / "compare.png"
-    monkeypatch.setattr("gui.comparison_export.QFileDialog.getSaveFileName",
+    monkeypatch.setattr("gui.views.comparison_export.QFileDialog.getSaveFileName",
                         lambda *a, **k: (str(target), "PNG image (*.png)"))
     assert window.export_comparison() == target
     image = cv2.cvtColor(cv2.imread(str(target)), cv2.COLOR_BGR2RGB).astype(int)
@@ -207,7 +207,7 @@ def test_export_comparison_of_a_large_photo_offers_its_full_size(size, make_wind
         offered.extend(filters.split(";;"))
         return str(target), next(f for f in offered if f.startswith(f"PNG image, {size}"))
 
-    monkeypatch.setattr("gui.comparison_export.QFileDialog.getSaveFileName", save_dialog)
+    monkeypatch.setattr("gui.views.comparison_export.QFileDialog.getSaveFileName", save_dialog)
     assert window.export_comparison() == target
     assert offered[0].startswith("PNG image, full size")  # the default
     image = cv2.imread(str(target)).astype(int)

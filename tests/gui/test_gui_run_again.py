@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QItemSelectionModel
 
-from gui.queue_model import COL_BASELINE
+from gui.model.queue_model import COL_BASELINE
 
 TIMEOUT_MS = 60_000
 

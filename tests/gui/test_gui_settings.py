@@ -9,10 +9,10 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMenu
 
 from engine.options import ColorizeSettings, ExportOptions
-from gui import settings as app_settings
-from gui.engine_panel import EnginePanel, item_enabled
-from gui.help_dialogs import about_html
 from gui.main_window import MainWindow
+from gui.model import settings as app_settings
+from gui.views.engine_panel import EnginePanel, item_enabled
+from gui.views.help_dialogs import about_html
 
 
 def test_settings_round_trip_through_qsettings(qtbot, backend, tmp_path):

@@ -7,7 +7,7 @@ import numpy as np
 from PySide6.QtCore import QSettings
 
 from engine.color import colourfulness
-from gui import settings as app_settings
+from gui.model import settings as app_settings
 
 TIMEOUT_MS = 60_000
 

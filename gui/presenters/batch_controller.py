@@ -1,7 +1,7 @@
 """Runs one batch at a time on its own QThread and keeps the progress figures (count, ETA).
 
 The controller lives on the UI thread. It never imports the engine: it gets a ``make_worker``
-callable (``gui.worker.Backend.make_worker``) and talks to the worker through its signals and
+callable (``gui.bridge.worker.Backend.make_worker``) and talks to the worker through its signals and
 its thread-safe ``pause``/``resume``/``cancel``.
 """
 
@@ -14,8 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from engine.options import Status
-
-from .request import BatchRequest
+from gui.model.request import BatchRequest
 
 
 class Progress:

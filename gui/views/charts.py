@@ -14,8 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from engine.options import Status
-
-from .comparison import AB_UNITS, difference_text, difference_tooltip, speedup_text, speedup_tooltip
+from gui.views.comparison import AB_UNITS, difference_text, difference_tooltip, speedup_text, speedup_tooltip
 
 DECODE, MODEL, ENCODE, BASELINE = "#8e9aaf", "#2e7d32", "#f9a825", "#c62828"
 

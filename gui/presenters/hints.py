@@ -1,6 +1,6 @@
 """Colour hints on the preview: click to add one (the model's likeliest colours there, or Other…), drag a ring
 to move it, Delete or a right-click to remove it, View > Show Hints to hide them. Every change is one command
-on the window's undo stack, and the preview re-colours after it (``gui.worker.Recolourer``, off this thread).
+on the window's undo stack, and the preview re-colours after it (``gui.bridge.worker.Recolourer``, off this thread).
 
 A hint's point is relative to the photo (``engine.hints.Hint``): the preview's scene is the photo at preview
 size, so x = scene x / width. Results are kept per (photo, hints, model settings), so Undo shows the previous
@@ -30,10 +30,9 @@ from PySide6.QtWidgets import (
 from engine.hints import Hint, HintsFileError
 from engine.messages import counted
 from engine.options import ColorizeSettings
-
-from .busy import BusyCursor
-from .hint_store import NO_HINTS_TEXT, Hints, HintStore, load_summary, path_key
-from .preview import BeforeAfterView, ZoomView
+from gui.model.hint_store import NO_HINTS_TEXT, Hints, HintStore, load_summary, path_key
+from gui.views.busy import BusyCursor
+from gui.views.preview import BeforeAfterView, ZoomView
 
 RING_RADIUS = 7  # screen pixels, at any zoom
 CLICK_SLOP = 4  # a press and release closer than this (px) is a click, not a pan

@@ -91,8 +91,7 @@ def full_size(source: Path, output: Path, scale: float) -> tuple[np.ndarray, np.
     (the strength on screen over the one it was exported with); the grey twice when the output went missing.
     """
     from engine.color import grey_rgb, to_uint8
-
-    from .preview import colour_image, preview_from_files
+    from gui.model.previews import colour_image, preview_from_files
 
     L, ab = preview_from_files(source, output, size=1 << 30)
     before = to_uint8(grey_rgb(L))

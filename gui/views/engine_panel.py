@@ -46,7 +46,7 @@ def item_enabled(combo: QComboBox, name: str) -> bool:
 
 
 class EnginePanel(QGroupBox):
-    """``options`` is ``gui.worker.available_options()`` (injected: this module never asks torch)."""
+    """``options`` is ``gui.bridge.worker.available_options()`` (injected: this module never asks torch)."""
 
     changed = Signal()
     device_changed = Signal(str)

@@ -13,8 +13,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from engine.options import Status
-
-from .request import QueuedPhoto
+from gui.model.request import QueuedPhoto
 
 STATUSES = (Status.QUEUED, Status.WORKING, Status.DONE, Status.FAILED, Status.SKIPPED)
 RUNNABLE = (Status.QUEUED, Status.FAILED)  # what Start picks up: new photos, and retries of failed ones
