@@ -97,7 +97,7 @@ def run_in_app(folder: Path, out: Path, on_result: Callable[[PhotoResult], None]
         QTimer.singleShot(0, app.quit)
 
     window.controller.finished.connect(finished)
-    QTimer.singleShot(0, window.start_batch)
+    QTimer.singleShot(0, window.batch.start_batch)
     app.exec()
     window.close()
     window.deleteLater()

@@ -170,7 +170,7 @@ def make_window(qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
              **choice: Any) -> Any:
         window = MainWindow(backend, QSettings(), samples_dir=samples_dir)
         window.engine_panel.set_choice(ColorizeSettings(size=size, batch_size=batch_size, **choice))
-        window.set_output_dir(tmp_path / "out")
+        window.prefs.set_output_dir(tmp_path / "out")
         qtbot.addWidget(window)
         window.show()
         windows.append(window)

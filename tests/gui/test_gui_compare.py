@@ -16,7 +16,7 @@ TIMEOUT_MS = 60_000
 
 def _run(qtbot, window):
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
-        assert window.start_batch()
+        assert window.batch.start_batch()
     return blocker.args[0]
 
 
@@ -24,7 +24,7 @@ def _compared_batch(qtbot, make_window, backend, photos):
     """A finished batch of ``photos`` with Compare ticked, at fp32 ("auto" is bf16 on some CPUs), batch size 2."""
     window = make_window(backend, batch_size=2, precision="fp32")
     window.engine_panel.compare.setChecked(True)
-    window.add_paths(photos)
+    window.queue_presenter.add_paths(photos)
     return window, _run(qtbot, window)
 
 

@@ -118,7 +118,7 @@ def test_about_box_shows_the_model_card_or_why_there_is_none(backend, tmp_path):
 
 def test_live_plot_is_fed_and_labelled_cpu_on_the_cpu(qtbot, make_window, backend):
     window = make_window(backend, device="cpu")
-    with qtbot.waitSignal(window.sampler.stats, timeout=5_000) as blocker:
+    with qtbot.waitSignal(window.live.sampler.stats, timeout=5_000) as blocker:
         pass
     sample = blocker.args[0]
     assert sample.kind == "cpu"

@@ -1,0 +1,73 @@
+"""A colour hint drawn on the preview: a ring filled with its colour, dragged to move, right-clicked to remove.
+The edits go back through ``RingEdits`` (the hint editor), after the mouse event that made them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QObject, QPointF, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QPen
+from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsItem, QGraphicsSceneMouseEvent
+
+from engine.hints import Hint
+
+RING_RADIUS = 7  # screen pixels, at any zoom
+
+
+@dataclass(frozen=True)
+class RingEdits:
+    """What a ring's mouse does: ``remove(index)``, ``move(index, x, y)``; run later in ``context``'s thread."""
+
+    context: QObject
+    remove: Callable[[int], None]
+    move: Callable[[int, float, float], None]
+
+
+class Ring(QGraphicsEllipseItem):
+    """One hint on a scene: a small ring filled with its colour, the same size at every zoom."""
+
+    def __init__(self, edits: RingEdits, index: int, hint: Hint, width: int, height: int) -> None:
+        r = RING_RADIUS
+        super().__init__(-r, -r, 2 * r, 2 * r)
+        self.edits, self.index, self.hint = edits, index, hint
+        self.size = (width, height)
+        self.setPos(hint.x * width, hint.y * height)
+        self.setBrush(QBrush(QColor(*hint.rgb)))
+        self._pen(False)
+        self.setZValue(10)
+        self.setCursor(Qt.CursorShape.SizeAllCursor)
+        self.setToolTip("Colour hint: drag to move; Delete or right-click removes it")
+        for flag in (QGraphicsItem.GraphicsItemFlag.ItemIsMovable, QGraphicsItem.GraphicsItemFlag.ItemIsSelectable,
+                     QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations,
+                     QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges):
+            self.setFlag(flag)
+
+    def _pen(self, selected: bool) -> None:
+        pen = QPen(QColor(255, 210, 0) if selected else QColor(255, 255, 255))
+        pen.setWidthF(3 if selected else 2)
+        self.setPen(pen)
+
+    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: Any) -> Any:
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange:  # stay on the photo
+            w, h = self.size
+            return QPointF(min(max(value.x(), 0.0), w), min(max(value.y(), 0.0), h))
+        if change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
+            self._pen(bool(value))
+        return super().itemChange(change, value)
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.RightButton:
+            event.accept()
+            QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.remove(i))  # after this event
+            return
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        super().mouseReleaseEvent(event)
+        w, h = self.size
+        if self.pos() != QPointF(self.hint.x * w, self.hint.y * h):  # dragged: redrawn after this event
+            x, y = self.pos().x() / w, self.pos().y() / h
+            QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.move(i, x, y))
