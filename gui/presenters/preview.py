@@ -43,7 +43,7 @@ class PreviewPresenter(QObject):
         self.loader = PreviewLoader(PREVIEW_SIZE)
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_load_failed)
-        table.selectionModel().selectionChanged.connect(self._on_selection)
+        table.selection_changed.connect(self._on_selection)
         queue.rowsRemoved.connect(self._forget_removed)
 
     def selected_key(self) -> int | None:

@@ -80,7 +80,9 @@ def write(path: Path, image: QImage, quality: int = 92) -> Path | None:
     if path.suffix.lower() not in EXTENSIONS:
         path = path.with_name(path.name + ".png")
     fmt = "JPEG" if path.suffix.lower() in (".jpg", ".jpeg") else "PNG"
-    return path if image.save(str(path), fmt.encode(), quality if fmt == "JPEG" else -1) else None
+    # The stubs type ``format`` as bytes, but this binding only takes a str (bytes raise ValueError).
+    saved = image.save(str(path), fmt, quality if fmt == "JPEG" else -1)  # type: ignore[call-overload]
+    return path if saved else None
 
 
 FullSize = Callable[[], tuple[np.ndarray, np.ndarray]]  # (before, after) RGB at the photo's own size

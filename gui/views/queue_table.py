@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyledItemDelegate, QStyleOptionViewItem, QTableView
 
 from gui.model.queue_model import COL_FILE, COMPARE_COLUMNS, QueueModel
@@ -19,9 +19,12 @@ class FileNameDelegate(QStyledItemDelegate):
 
 
 class QueueTable(QTableView):
+    selection_changed = Signal()  # rows were selected or deselected
+
     def __init__(self, model: QueueModel) -> None:
         super().__init__()
         self.setModel(model)
+        self.selectionModel().selectionChanged.connect(self.selection_changed)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setAlternatingRowColors(True)
