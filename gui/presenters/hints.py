@@ -15,15 +15,15 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal, Slot
-from PySide6.QtGui import QAction, QColor, QIcon, QKeyEvent, QKeySequence, QMouseEvent, QPixmap, QUndoStack
-from PySide6.QtWidgets import QColorDialog, QMenu, QWidget
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QMouseEvent, QUndoStack
+from PySide6.QtWidgets import QMenu, QWidget
 
 from engine.hints import Hint
 from engine.options import ColorizeSettings
 from gui.model.hint_store import NO_HINTS_TEXT, Hints, HintStore, SetHints, path_key
 from gui.presenters.backend import Recolourer
 from gui.views.busy import BusyCursor
-from gui.views.hint_rings import Ring, RingEdits
+from gui.views.hint_rings import Ring, RingEdits, colour_menu
 from gui.views.preview import BeforeAfterView, ZoomView
 
 CLICK_SLOP = 4  # a press and release closer than this (px) is a click, not a pan
@@ -209,25 +209,10 @@ class HintEditor(QObject):
     def _on_suggestions(self, key: int, x: float, y: float, colours: list[tuple[int, int, int]]) -> None:
         if key != self.key:
             return
-        menu = self.menu = QMenu(self._parent_widget)
-        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu = self.menu = colour_menu(self._parent_widget, colours, lambda rgb: self.add(x, y, rgb))
         menu.destroyed.connect(lambda *_: setattr(self, "menu", None) if self.menu is menu else None)
-        for rgb in colours:
-            swatch = QPixmap(16, 16)
-            swatch.fill(QColor(*rgb))
-            action = menu.addAction(QIcon(swatch), "#{:02x}{:02x}{:02x}".format(*rgb))
-            action.triggered.connect(lambda _=False, c=rgb: self.add(x, y, c))
-        menu.addSeparator()
-        menu.addAction("Other…").triggered.connect(lambda: self._other(x, y, colours[0] if colours else None))
         menu.popup(self._click_at)
         self.suggestions_shown.emit()
-
-    def _other(self, x: float, y: float, start: tuple[int, int, int] | None) -> None:
-        dialog = QColorDialog(QColor(*start) if start else QColor(128, 128, 128), self._parent_widget)
-        dialog.setWindowTitle("Hint colour")
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.colorSelected.connect(lambda c: self.add(x, y, (c.red(), c.green(), c.blue())))
-        dialog.open()
 
     @Slot()
     def _on_idle(self) -> None:

@@ -1,5 +1,6 @@
 """A colour hint drawn on the preview: a ring filled with its colour, dragged to move, right-clicked to remove.
-The edits go back through ``RingEdits`` (the hint editor), after the mouse event that made them.
+The edits go back through ``RingEdits`` (the hint editor), after the mouse event that made them. And the popup
+of the model's likeliest colours for a click, with Other… for any colour.
 """
 
 from __future__ import annotations
@@ -9,8 +10,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, QPointF, Qt, QTimer
-from PySide6.QtGui import QBrush, QColor, QPen
-from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsItem, QGraphicsSceneMouseEvent
+from PySide6.QtGui import QBrush, QColor, QIcon, QPen, QPixmap
+from PySide6.QtWidgets import (
+    QColorDialog,
+    QGraphicsEllipseItem,
+    QGraphicsItem,
+    QGraphicsSceneMouseEvent,
+    QMenu,
+    QWidget,
+)
 
 from engine.hints import Hint
 
@@ -71,3 +79,28 @@ class Ring(QGraphicsEllipseItem):
         if self.pos() != QPointF(self.hint.x * w, self.hint.y * h):  # dragged: redrawn after this event
             x, y = self.pos().x() / w, self.pos().y() / h
             QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.move(i, x, y))
+
+
+RGB = tuple[int, int, int]
+
+
+def colour_menu(parent: QWidget | None, colours: list[RGB], pick: Callable[[RGB], None]) -> QMenu:
+    """A swatch per colour, most likely first, then Other… (a colour dialog starting at the likeliest)."""
+    menu = QMenu(parent)
+    menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    for rgb in colours:
+        swatch = QPixmap(16, 16)
+        swatch.fill(QColor(*rgb))
+        action = menu.addAction(QIcon(swatch), "#{:02x}{:02x}{:02x}".format(*rgb))
+        action.triggered.connect(lambda _=False, c=rgb: pick(c))
+    menu.addSeparator()
+    menu.addAction("Other…").triggered.connect(lambda: other_colour(parent, colours[0] if colours else None, pick))
+    return menu
+
+
+def other_colour(parent: QWidget | None, start: RGB | None, pick: Callable[[RGB], None]) -> None:
+    dialog = QColorDialog(QColor(*start) if start else QColor(128, 128, 128), parent)
+    dialog.setWindowTitle("Hint colour")
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.colorSelected.connect(lambda c: pick((c.red(), c.green(), c.blue())))
+    dialog.open()

@@ -43,6 +43,24 @@ def _pixmap_item(scene: QGraphicsScene) -> QGraphicsPixmapItem:
     return item
 
 
+def photo_columns(before: tuple[QLabel, ZoomView], after: tuple[QLabel, ZoomView], after_box: QWidget) -> QWidget:
+    """Each side: its caption over its view, both sides the same width (``after_box`` hides in wipe mode)."""
+    views = QHBoxLayout()
+    views.setContentsMargins(0, 0, 0, 0)
+    for (caption, view), box in ((before, QWidget()), (after, after_box)):
+        col = QVBoxLayout(box)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(2)
+        # A long file name in the caption must not widen its side: both sides stay the same size.
+        caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        col.addWidget(caption)
+        col.addWidget(view, 1)
+        views.addWidget(box, 1)
+    widget = QWidget()
+    widget.setLayout(views)
+    return widget
+
+
 class BeforeAfterView(QWidget):
     """The grey original and its colour version, side by side or wiped over each other."""
 
@@ -69,7 +87,8 @@ class BeforeAfterView(QWidget):
         self.before_caption = QLabel("Before: grey")
         self.after_caption = QLabel("After: colour")
         self.after_box = QWidget()
-        views_widget = self._photo_columns()
+        views_widget = photo_columns((self.before_caption, self.before_view), (self.after_caption, self.after_view),
+                                     self.after_box)
         self._sync(self.before_view, self.after_view)
         self._sync(self.after_view, self.before_view)
         self.before_view.resized.connect(self._refit)
@@ -93,24 +112,6 @@ class BeforeAfterView(QWidget):
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.wipe.slider)
         self.set_mode("side")
-
-    def _photo_columns(self) -> QWidget:
-        """Each side: its caption over its view, both sides the same width."""
-        views = QHBoxLayout()
-        views.setContentsMargins(0, 0, 0, 0)
-        for caption, view, box in ((self.before_caption, self.before_view, QWidget()),
-                                   (self.after_caption, self.after_view, self.after_box)):
-            col = QVBoxLayout(box)
-            col.setContentsMargins(0, 0, 0, 0)
-            col.setSpacing(2)
-            # A long file name in the caption must not widen its side: both sides stay the same size.
-            caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-            col.addWidget(caption)
-            col.addWidget(view, 1)
-            views.addWidget(box, 1)
-        widget = QWidget()
-        widget.setLayout(views)
-        return widget
 
     # -- content --------------------------------------------------------------------------------
     def set_placeholder_action(self, action: QAction) -> None:
