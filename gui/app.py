@@ -1,6 +1,6 @@
 """Starts the GUI: ``python main.py [PATH...] [--output DIR] [--start]``.
 
-This is the composition root: it builds the engine backend (``gui.worker``, the only module that
+This is the composition root: it builds the engine backend (``gui.bridge``, the only package that
 pulls in torch) and injects it into the window. Developer options, read from the environment:
 
 - ``COLORIZER_UNTRAINED=1``: use a randomly initialised model instead of the trained weights
@@ -20,13 +20,17 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
-from .logfile import start_logging
-from .settings import APPLICATION, ORGANIZATION
+from gui.logfile import start_logging
+from gui.model.settings import APPLICATION, ORGANIZATION
+
+if TYPE_CHECKING:
+    from gui.main_window import MainWindow
+    from gui.presenters.backend import Backend
 
 log = logging.getLogger(__name__)
 
@@ -45,27 +49,29 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def build_window(args: argparse.Namespace, backend: Any, settings: QSettings | None = None) -> Any:
+def build_window(args: argparse.Namespace, backend: Backend, settings: QSettings | None = None) -> MainWindow:
     """The window with the command line applied: PATHs queued, the export folder set for this run only."""
-    from .main_window import MainWindow
+    from gui import main_window
 
-    window = MainWindow(backend, settings)
+    window = main_window.MainWindow(backend, settings)
     if args.output is not None:
-        window.set_output_dir(args.output.expanduser().resolve(), remember=False)
+        window.prefs.set_output_dir(args.output.expanduser().resolve(), remember=False)
     if args.paths:
-        window.add_paths(args.paths)
+        window.queue_presenter.add_paths(args.paths)
     if args.hints is not None:
-        window.hint_editor.load_file(args.hints.expanduser())  # a bad file says why in the status bar
+        window.hint_files.load_file(args.hints.expanduser())  # a bad file says why in the status bar
     return window
 
 
-def make_backend() -> Any:
-    from .worker import Backend, untrained_factory
+def make_backend() -> Backend:
+    from gui.bridge.worker import Backend as EngineBackend
 
     if os.environ.get("COLORIZER_UNTRAINED") == "1":
+        from gui.bridge.untrained import untrained_factory
+
         log.warning("COLORIZER_UNTRAINED=1: using an untrained model; its colours are meaningless")
-        return Backend(factory=untrained_factory)
-    return Backend()
+        return EngineBackend(factory=untrained_factory)
+    return EngineBackend()
 
 
 def log_unexpected_errors() -> None:
@@ -91,15 +97,16 @@ def run_app(argv: list[str]) -> int:
     app.setApplicationName(APPLICATION)
     window = build_window(args, make_backend())
     shots = os.environ.get("COLORIZER_SCREENSHOT")
+    taker = None  # kept alive (with the window, its parent) until the app returns
     if shots:
-        from .devtools import ScreenshotTaker, parse_size
+        from gui.devtools import ScreenshotTaker, parse_size
 
-        size = parse_size(os.environ.get("COLORIZER_SCREENSHOT_SIZE"))
-        window._screenshots = ScreenshotTaker(window, Path(shots), size)  # kept alive with the window
+        taker = ScreenshotTaker(window, Path(shots), size=parse_size(os.environ.get("COLORIZER_SCREENSHOT_SIZE")))
     window.show()
     if args.start:
-        QTimer.singleShot(0, window.start_batch)
+        QTimer.singleShot(0, window.batch.start_batch)
     status = app.exec()
+    del taker
     tear_down(window)
     return status
 
@@ -122,7 +129,7 @@ def warn_broken_bindings() -> str | None:
     return text
 
 
-def tear_down(window: Any) -> None:
+def tear_down(window: QWidget) -> None:
     """Close and delete the window while Python and the QApplication are both whole.
 
     Left to interpreter shutdown, its plots were destroyed in arbitrary order while Qt still called

@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication
+
+from engine.options import BatchSummary, PhotoResult
+
+if TYPE_CHECKING:
+    from gui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +32,9 @@ def parse_size(text: str | None) -> tuple[int, int] | None:
 
 
 class ScreenshotTaker(QObject):
-    def __init__(self, window: Any, prefix: Path, size: tuple[int, int] | None = None) -> None:
+    """Saves ``PREFIX-mid.png`` once half the batch is done and ``PREFIX-done.png`` after it, then quits."""
+
+    def __init__(self, window: MainWindow, prefix: Path, size: tuple[int, int] | None = None) -> None:
         super().__init__(window)
         self.window = window
         self.prefix = prefix
@@ -44,14 +51,14 @@ class ScreenshotTaker(QObject):
         log.warning("screenshot %s: %s", "saved" if ok else "NOT saved", path)
         return path
 
-    def _on_image_done(self, _result: Any) -> None:
+    def _on_image_done(self, _result: PhotoResult) -> None:
         p = self.window.controller.progress
         if not self._mid_taken and p is not None and p.processed * 2 >= p.total:
             self._mid_taken = True
             # Let the row and preview updates of this photo paint first.
             QTimer.singleShot(150, lambda: self._save("mid"))
 
-    def _on_finished(self, _summary: Any) -> None:
+    def _on_finished(self, _summary: BatchSummary) -> None:
         rows = self.window.queue.rowCount()
         if rows:
             self.window.table.selectRow(rows - 1)

@@ -82,7 +82,7 @@ def run_in_app(folder: Path, out: Path, on_result: Callable[[PhotoResult], None]
     from PySide6.QtWidgets import QApplication
 
     from gui.app import build_window, parse_args
-    from gui.worker import Backend
+    from gui.bridge.worker import Backend
 
     app = QApplication.instance() or QApplication(["soak"])
     settings = QSettings(str(out.parent / "soak-settings.ini"), QSettings.Format.IniFormat)
@@ -97,7 +97,7 @@ def run_in_app(folder: Path, out: Path, on_result: Callable[[PhotoResult], None]
         QTimer.singleShot(0, app.quit)
 
     window.controller.finished.connect(finished)
-    QTimer.singleShot(0, window.start_batch)
+    QTimer.singleShot(0, window.batch.start_batch)
     app.exec()
     window.close()
     window.deleteLater()

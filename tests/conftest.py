@@ -117,7 +117,8 @@ def _gentle_torch() -> None:
 @pytest.fixture
 def backend(_gentle_torch: None) -> Any:
     """The real engine bridge with an untrained model (the trained weights may not exist)."""
-    from gui.worker import Backend, untrained_factory
+    from gui.bridge.untrained import untrained_factory
+    from gui.bridge.worker import Backend
 
     return Backend(factory=untrained_factory)
 
@@ -125,7 +126,8 @@ def backend(_gentle_torch: None) -> Any:
 @pytest.fixture
 def slow_backend(_gentle_torch: None) -> Any:
     """Like ``backend``, but each model call takes at least 0.15 s, so a batch can be caught mid-way."""
-    from gui.worker import Backend, untrained_factory
+    from gui.bridge.untrained import untrained_factory
+    from gui.bridge.worker import Backend
 
     def factory(settings: Any) -> Any:
         colorizer = untrained_factory(settings)
@@ -144,7 +146,7 @@ def slow_backend(_gentle_torch: None) -> Any:
 @pytest.fixture
 def before_after(qtbot: Any) -> Any:
     """A shown, exposed 900 x 500 BeforeAfterView with no photo yet."""
-    from gui.preview import BeforeAfterView
+    from gui.views.preview import BeforeAfterView
 
     view = BeforeAfterView()
     view.resize(900, 500)
@@ -168,7 +170,7 @@ def make_window(qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
              **choice: Any) -> Any:
         window = MainWindow(backend, QSettings(), samples_dir=samples_dir)
         window.engine_panel.set_choice(ColorizeSettings(size=size, batch_size=batch_size, **choice))
-        window.set_output_dir(tmp_path / "out")
+        window.prefs.set_output_dir(tmp_path / "out")
         qtbot.addWidget(window)
         window.show()
         windows.append(window)

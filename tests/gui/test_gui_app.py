@@ -44,7 +44,7 @@ def test_command_line_queues_the_paths_sets_the_export_folder_and_runs(qtbot, ba
     assert [r.path for r in window.queue.rows()] == photos
     assert window.export_panel.choice().output_dir == tmp_path / "cli-out"
     with qtbot.waitSignal(window.controller.finished, timeout=60_000) as blocker:
-        assert window.start_batch()
+        assert window.batch.start_batch()
     assert blocker.args[0].done == 3
     assert sorted(p.name for p in (tmp_path / "cli-out").iterdir()) == ["album"]  # the folder keeps its name
     assert sorted(p.name for p in (tmp_path / "cli-out" / "album").iterdir()) == [p.name for p in photos]
@@ -52,13 +52,14 @@ def test_command_line_queues_the_paths_sets_the_export_folder_and_runs(qtbot, ba
 
 
 def test_gui_modules_do_not_import_torch():
-    code = ("import sys; import gui.app, gui.main_window, gui.batch, gui.charts, gui.preview, gui.queue_model, "
-            "gui.settings, gui.engine_panel, gui.export_panel, gui.request, gui.devtools, gui.docks, gui.help_dialogs, "
-            "gui.preview_loader, gui.busy, gui.run_again; "
+    code = ("import sys; import gui.app, gui.main_window, gui.presenters.batch_controller, gui.views.charts, "
+            "gui.views.preview, gui.model.queue_model, gui.model.settings, gui.views.engine_panel, "
+            "gui.views.export_panel, gui.model.request, gui.devtools, gui.views.docks, gui.views.help_dialogs, "
+            "gui.model.preview_loader, gui.views.busy, gui.model.run_keys, gui.model.previews; "
             "sys.exit('torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr or "a gui module (other than gui.worker) imported torch"
+    assert done.returncode == 0, done.stderr or "a gui module (other than gui.bridge) imported torch"
 
 
 # -- the log file and Help > Show Log File --------------------------------------------------------------------
@@ -95,17 +96,17 @@ def test_help_show_log_file_opens_the_log_or_says_where_it_is(make_window, backe
     window = make_window(backend)
     help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Help")
     assert "Show &Log File" in [a.text() for a in help_menu.actions()]
-    monkeypatch.setattr("gui.main_window.QDesktopServices", _Desktop)
+    monkeypatch.setattr("gui.presenters.help.QDesktopServices", _Desktop)
     _Desktop.opened = []
     log = Path(os.environ["COLORIZER_LOG_DIR"]) / "colorizer.log"
 
-    assert not window.show_log_file()
+    assert not window.help.show_log_file()
     assert "No log file yet" in window.status_label.text() and _Desktop.opened == []
 
     log.write_text("INFO started\n")
     _Desktop.answer = False
-    assert not window.show_log_file()
+    assert not window.help.show_log_file()
     assert window.status_label.text() == f"Could not open the log file; it is {log}"
     _Desktop.answer = True
-    assert window.show_log_file()
+    assert window.help.show_log_file()
     assert _Desktop.opened == [str(log), str(log)]

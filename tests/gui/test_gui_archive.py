@@ -7,7 +7,7 @@ import os
 import tracemalloc
 from pathlib import Path
 
-from gui.preview import PreviewCache
+from gui.model.previews import PreviewCache
 
 
 def test_the_preview_cache_is_held_to_its_memory_budget_not_to_the_queue_length():
@@ -25,8 +25,8 @@ def test_the_preview_cache_is_held_to_its_memory_budget_not_to_the_queue_length(
 
 def test_a_long_batch_keeps_no_preview_per_photo_beyond_the_cache(qtbot, make_window, backend, grey_photos):
     window = make_window(backend)
-    window.previews = PreviewCache(budget_mb=1.0)
-    window.add_paths(grey_photos(36, size=(200, 200)))
+    window.viewer.previews = PreviewCache(budget_mb=1.0)
+    window.queue_presenter.add_paths(grey_photos(36, size=(200, 200)))
     traced: dict[int, int] = {}
     done = [0]
 
@@ -39,13 +39,13 @@ def test_a_long_batch_keeps_no_preview_per_photo_beyond_the_cache(qtbot, make_wi
     tracemalloc.start()
     try:
         with qtbot.waitSignal(window.controller.finished, timeout=120_000) as finished:
-            assert window.start_batch()
+            assert window.batch.start_batch()
     finally:
         tracemalloc.stop()
     summary = finished.args[0]
     assert summary.done == 36
     assert all(r.preview is None for r in summary.results)  # the summary keeps figures, not pictures
-    assert window.previews.nbytes <= 2**20
+    assert window.viewer.previews.nbytes <= 2**20
     # Each preview is 480 kB: 24 photos kept would be 11 MB; what grows must not scale with the photos.
     assert traced[36] - traced[12] < 3 * 2**20, (traced[36] - traced[12]) / 2**20
 
@@ -60,9 +60,9 @@ def test_the_log_file_records_each_batch_its_settings_failures_and_end(qtbot, ma
         photos = grey_photos(3)
         broken = photos[0].parent / "broken.png"
         broken.write_bytes(b"not a png")
-        window.add_paths([*photos, broken])
+        window.queue_presenter.add_paths([*photos, broken])
         with qtbot.waitSignal(window.controller.finished, timeout=60_000):
-            assert window.start_batch()
+            assert window.batch.start_batch()
         for handler in logging.getLogger().handlers:
             handler.flush()
         text = path.read_text()

@@ -11,15 +11,15 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from engine.batch.pipeline import RunControl
-from gui.queue_model import COL_BASELINE, COL_DIFF, COL_MODEL
-from gui.worker import Backend
+from gui.bridge.worker import Backend
+from gui.model.queue_model import COL_BASELINE, COL_DIFF, COL_MODEL
 
 TIMEOUT_MS = 60_000
 
 
 def _run(qtbot, window):
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
-        assert window.start_batch()
+        assert window.batch.start_batch()
     return blocker.args[0]
 
 
@@ -31,12 +31,12 @@ def test_whole_batch_colorizes_every_photo_and_shows_progress_and_summary(qtbot,
                                                                            grey_photos, tmp_path):
     window = make_window(backend)
     photos = grey_photos(5)
-    window.add_paths(photos)
+    window.queue_presenter.add_paths(photos)
     summaries = []
     window.controller.finished.connect(summaries.append)
     with qtbot.waitSignals([window.controller.started, window.controller.finished], order="strict",
                            timeout=TIMEOUT_MS):
-        assert window.start_batch()
+        assert window.batch.start_batch()
     summary = summaries[0]
 
     assert summary.done == 5 and summary.failed == 0
@@ -62,7 +62,7 @@ def test_a_broken_photo_is_marked_failed_and_the_batch_goes_on(qtbot, make_windo
     good = grey_photos(3)
     broken = tmp_path / "in" / "broken.png"
     broken.write_bytes(b"\x89PNG\r\n\x1a\nthis is not really a png")
-    window.add_paths([good[0], broken, good[1], good[2]])
+    window.queue_presenter.add_paths([good[0], broken, good[1], good[2]])
     summary = _run(qtbot, window)
     assert summary.done == 3 and summary.failed == 1
     statuses = {r.path.name: r for r in window.queue.rows()}
@@ -73,7 +73,7 @@ def test_a_broken_photo_is_marked_failed_and_the_batch_goes_on(qtbot, make_windo
 
 def test_pause_holds_the_batch_and_resume_finishes_it(qtbot, make_window, slow_backend, grey_photos, monkeypatch):
     window = make_window(slow_backend, batch_size=1)
-    window.add_paths(grey_photos(8))
+    window.queue_presenter.add_paths(grey_photos(8))
     held_between_photos = threading.Event()  # the worker reached the paused wait between photos
     released = threading.Event()  # ...and came out of it
     wait_if_paused = RunControl.wait_if_paused
@@ -96,7 +96,7 @@ def test_pause_holds_the_batch_and_resume_finishes_it(qtbot, make_window, slow_b
 
     window.controller.image_done.connect(pause_on_first)
     with qtbot.waitSignal(window.controller.paused_changed, timeout=TIMEOUT_MS):
-        assert window.start_batch()
+        assert window.batch.start_batch()
     # The photos in progress finish, then the worker blocks between photos until resumed.
     qtbot.waitUntil(held_between_photos.is_set, timeout=TIMEOUT_MS)
     QApplication.processEvents()  # deliver the results it reported before it stopped
@@ -119,7 +119,7 @@ def test_pause_holds_the_batch_and_resume_finishes_it(qtbot, make_window, slow_b
 def test_cancel_stops_mid_batch_and_leaves_only_whole_outputs(qtbot, make_window, slow_backend, grey_photos,
                                                               tmp_path):
     window = make_window(slow_backend, batch_size=1)
-    window.add_paths(grey_photos(12, size=(120, 160)))
+    window.queue_presenter.add_paths(grey_photos(12, size=(120, 160)))
     first = []
 
     def cancel_on_first(_result) -> None:
@@ -129,7 +129,7 @@ def test_cancel_stops_mid_batch_and_leaves_only_whole_outputs(qtbot, make_window
 
     window.controller.image_done.connect(cancel_on_first)
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
-        assert window.start_batch()
+        assert window.batch.start_batch()
     summary = blocker.args[0]
 
     assert summary.cancelled
@@ -153,7 +153,7 @@ def test_comparison_mode_shows_both_times_the_speedup_and_largest_difference(qtb
     window = make_window(backend)
     window.engine_panel.compare.setChecked(True)
     assert not window.table.isColumnHidden(COL_BASELINE)
-    window.add_paths(grey_photos(4))
+    window.queue_presenter.add_paths(grey_photos(4))
     summary = _run(qtbot, window)
     assert summary.compare_speedup is not None and summary.max_abs_diff is not None
     model = window.queue
@@ -170,7 +170,7 @@ def test_comparison_mode_shows_both_times_the_speedup_and_largest_difference(qtb
 def test_without_comparison_the_comparison_columns_stay_hidden_and_empty(qtbot, make_window, backend,
                                                                          grey_photos):
     window = make_window(backend)
-    window.add_paths(grey_photos(2))
+    window.queue_presenter.add_paths(grey_photos(2))
     summary = _run(qtbot, window)
     assert summary.compare_speedup is None
     assert window.table.isColumnHidden(COL_BASELINE) and window.table.isColumnHidden(COL_DIFF)
@@ -185,19 +185,19 @@ def test_missing_weights_are_reported_and_the_photos_stay_queued(qtbot, make_win
         raise WeightsError("weights file not found: resources/models/colorizer.pt")
 
     window = make_window(Backend(factory=no_weights))
-    window.add_paths(grey_photos(3))
+    window.queue_presenter.add_paths(grey_photos(3))
     with qtbot.waitSignals([window.controller.failed, window.controller.finished], order="strict",
                            timeout=TIMEOUT_MS):
-        assert window.start_batch()
+        assert window.batch.start_batch()
     assert [r.status for r in window.queue.rows()] == ["queued"] * 3
     assert "weights file not found" in window.status_label.text()
-    assert "weights file not found" in window.failure_box.text()
+    assert "weights file not found" in window.batch.failure_box.text()
     assert not window.controller.running
 
 
 def test_window_stays_responsive_during_a_batch(qtbot, make_window, slow_backend, grey_photos):
     window = make_window(slow_backend, batch_size=1)
-    window.add_paths(grey_photos(6))
+    window.queue_presenter.add_paths(grey_photos(6))
     ticks = []
     timer = QTimer()
     timer.timeout.connect(lambda: ticks.append(1))
@@ -215,15 +215,15 @@ def test_window_stays_responsive_during_a_batch(qtbot, make_window, slow_backend
 def test_settings_are_snapshotted_at_start_and_locked_while_running(qtbot, make_window, slow_backend, grey_photos,
                                                                      tmp_path):
     window = make_window(slow_backend, batch_size=1)
-    window.add_paths(grey_photos(3))
+    window.queue_presenter.add_paths(grey_photos(3))
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
-        assert window.start_batch()
+        assert window.batch.start_batch()
         request = window.controller.request
         assert not window.engine_panel.isEnabled() and not window.export_panel.folder.isEnabled()
         assert window.export_panel.open_button.isEnabled()
         window.export_panel.set_output_dir(tmp_path / "elsewhere")  # e.g. restored by code, not the user
         assert request.export.output_dir == tmp_path / "out"
-        assert not window.start_batch()  # one batch at a time
+        assert not window.batch.start_batch()  # one batch at a time
     assert len(_outputs(tmp_path / "out")) == 3 and not (tmp_path / "elsewhere").exists()
     assert window.engine_panel.isEnabled()
 
@@ -231,19 +231,19 @@ def test_settings_are_snapshotted_at_start_and_locked_while_running(qtbot, make_
 @pytest.mark.parametrize("pattern", ["{nope}", "{stem", ""])
 def test_a_bad_file_name_pattern_does_not_start(make_window, backend, grey_photos, pattern):
     window = make_window(backend)
-    window.add_paths(grey_photos(1))
+    window.queue_presenter.add_paths(grey_photos(1))
     window.export_panel.pattern.setText(pattern)
     assert window.export_panel.pattern_error.isVisibleTo(window.export_panel)
-    assert not window.start_batch()
+    assert not window.batch.start_batch()
     assert "Cannot start" in window.status_label.text()
     assert not window.controller.running
 
 
 def test_a_second_batch_runs_only_new_and_failed_photos(qtbot, make_window, backend, grey_photos, tmp_path):
     window = make_window(backend)
-    window.add_paths(grey_photos(2))
+    window.queue_presenter.add_paths(grey_photos(2))
     _run(qtbot, window)
-    window.add_paths(grey_photos(3))  # two already queued and done, one new
+    window.queue_presenter.add_paths(grey_photos(3))  # two already queued and done, one new
     summary = _run(qtbot, window)
     assert summary.total == 1 and summary.done == 1
     assert len(_outputs(tmp_path / "out")) == 3
@@ -252,9 +252,9 @@ def test_a_second_batch_runs_only_new_and_failed_photos(qtbot, make_window, back
 def test_closing_the_window_mid_batch_cancels_and_joins_the_worker(qtbot, make_window, slow_backend, grey_photos,
                                                                    tmp_path):
     window = make_window(slow_backend, batch_size=1)
-    window.add_paths(grey_photos(10))
+    window.queue_presenter.add_paths(grey_photos(10))
     with qtbot.waitSignal(window.controller.image_done, timeout=TIMEOUT_MS):
-        assert window.start_batch()
+        assert window.batch.start_batch()
     window.close()
     assert not window.controller.running  # joined: the dangling-QThread check would fail the test otherwise
     files = _outputs(tmp_path / "out")

@@ -8,15 +8,15 @@ from __future__ import annotations
 import pytest
 
 from engine.options import AGREEMENT, BatchSummary
-from gui.comparison import difference_tooltip, expected_range
-from gui.queue_model import COL_DIFF, COLUMNS
+from gui.model.queue_model import COL_DIFF, COLUMNS
+from gui.views.comparison import difference_tooltip, expected_range
 
 TIMEOUT_MS = 60_000
 
 
 def _run(qtbot, window):
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
-        assert window.start_batch()
+        assert window.batch.start_batch()
     return blocker.args[0]
 
 
@@ -24,7 +24,7 @@ def _compared_batch(qtbot, make_window, backend, photos):
     """A finished batch of ``photos`` with Compare ticked, at fp32 ("auto" is bf16 on some CPUs), batch size 2."""
     window = make_window(backend, batch_size=2, precision="fp32")
     window.engine_panel.compare.setChecked(True)
-    window.add_paths(photos)
+    window.queue_presenter.add_paths(photos)
     return window, _run(qtbot, window)
 
 
@@ -88,7 +88,7 @@ def test_model_busy_in_the_window_is_the_engines_share_without_the_baseline(qtbo
 
 
 def test_the_summary_fits_a_narrow_dock_with_a_long_outcome(qtbot):
-    from gui.charts import SummaryPanel
+    from gui.views.charts import SummaryPanel
 
     panel = SummaryPanel()
     qtbot.addWidget(panel)

@@ -7,7 +7,7 @@ TIMEOUT_MS = 60_000
 
 def _run(qtbot, window):
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
-        assert window.start_batch()
+        assert window.batch.start_batch()
     return blocker.args[0]
 
 
@@ -16,20 +16,20 @@ def test_start_and_run_again_are_offered_only_when_they_have_something_to_do(qtb
     window = make_window(backend)
     a = window.actions_by_name
     assert a["samples"].isVisible() and not a["start"].isEnabled() and not a["run_again"].isEnabled()
-    window.add_paths(grey_photos(1))
-    assert "1 photo queued." in window.preview.placeholder_label.text()  # not "1 photos"
+    window.queue_presenter.add_paths(grey_photos(1))
+    assert "1 photo queued." in window.preview.placeholder.label.text()  # not "1 photos"
     assert a["start"].isEnabled() and not a["run_again"].isEnabled()  # nothing ran yet
     assert not a["samples"].isVisible()  # the samples are for trying the app, not beside one's own queue
     _run(qtbot, window)
     assert not a["start"].isEnabled() and a["run_again"].isEnabled()  # all done: Run Again is the way on
-    window.clear_queue()
+    window.queue_presenter.clear_queue()
     assert a["samples"].isVisible() and not a["start"].isEnabled()
 
 
 def test_help_lists_each_action_by_its_name_not_the_undo_text_of_the_moment(qtbot, make_window, backend):
     window = make_window(backend)
     window.history.stack.push(_named_command("Add Hint"))
-    text = window.help_text()
+    text = window.help.help_text()
     assert "Undo Add Hint" not in text and "Undo" in text and "Redo" in text
 
 

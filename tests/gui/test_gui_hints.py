@@ -20,8 +20,8 @@ from engine.colorizer import Colorizer
 from engine.hints import Hint, load_hints_file, save_hints_file
 from engine.model import with_hint_channels
 from engine.options import ColorizeSettings
-from gui.hint_store import NO_HINTS_TEXT
-from gui.worker import Backend, Recolourer
+from gui.bridge.worker import Backend, Recolourer
+from gui.model.hint_store import NO_HINTS_TEXT
 
 TIMEOUT_MS = 60_000
 GREEN = (20, 200, 20)
@@ -62,7 +62,7 @@ def hinted_backend(_gentle_torch, hinted_model):
 
 def _window(qtbot, make_window, backend, photo):
     window = make_window(backend, size=64, precision="fp32")
-    window.add_paths([photo])
+    window.queue_presenter.add_paths([photo])
     window.table.selectionModel().select(window.queue.index(0, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
                                          | QItemSelectionModel.SelectionFlag.Rows)
     qtbot.waitUntil(lambda: window.preview.grey() is not None and window.hint_editor.key is not None)  # read off-thread
@@ -254,11 +254,11 @@ def test_hints_survive_a_restart_and_a_save_load_round_trip(qtbot, make_window, 
     qtbot.waitUntil(lambda: ("preview", [hints]) in hinted_backend.seen[seen_before:], timeout=TIMEOUT_MS)
 
     file = tmp_path / "hints.json"
-    assert again.hint_editor.save_file(file) == 1
+    assert again.hint_files.save_file(file) == 1
     assert load_hints_file(file).photos == {"photo00.png": hints}  # the CLI's format and key
     again.hint_editor.clear()
     assert again.hint_store.get(photo) == ()
-    assert again.hint_editor.load_file(file)
+    assert again.hint_files.load_file(file)
     assert again.hint_store.get(photo) == hints
     assert "Loaded hints for 1 photo" in again.status_label.text()
 
@@ -268,11 +268,11 @@ def test_export_uses_the_hints_and_changing_them_afterwards_offers_run_again(qtb
     window = _window(qtbot, make_window, hinted_backend, photo)
     _add(qtbot, window, 0.5, 0.5, GREEN)
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
-        window.start_batch()
+        window.batch.start_batch()
     assert ("batch", [(Hint(0.5, 0.5, GREEN),)]) in hinted_backend.seen
     assert window.queue.row(0).status == "done"
     window.set_status("")
-    window._offer_run_again()
+    window.batch.offer_run_again()
     assert "changed" not in window.status_label.text()  # made with these hints: nothing to offer
     _add(qtbot, window, 0.2, 0.2, (200, 30, 30))
     assert "Hints changed since 1 photo was colorized" in window.status_label.text()
@@ -299,7 +299,7 @@ def test_changing_the_working_size_makes_undo_and_recolour_ask_the_model_again(q
 def test_removing_the_photo_on_show_unbinds_the_editor_so_a_click_adds_nothing(qtbot, make_window, hinted_backend,
                                                                                photo):
     window = _window(qtbot, make_window, hinted_backend, photo)
-    window.remove_selected()
+    window.queue_presenter.remove_selected()
     assert window.queue.rowCount() == 0
     assert window.hint_editor.key is None and window.hint_editor.path is None
     view = window.preview.after_view
@@ -312,13 +312,13 @@ def test_loading_hints_for_several_photos_is_one_undo_step_and_one_change(qtbot,
                                                                            write_photo, tmp_path):
     photos = [write_photo(tmp_path / "in" / f"p{i}.png", (48, 64)) for i in range(3)]
     window = make_window(hinted_backend, size=64, precision="fp32")
-    window.add_paths(photos)
+    window.queue_presenter.add_paths(photos)
     file = tmp_path / "hints.json"
     save_hints_file(file, {p.name: (Hint(0.1 * i, 0.5, GREEN),) for i, p in enumerate(photos)})
     changes: list[str] = []
     window.hint_store.changed.connect(changes.append)
     steps = window.history.stack.count()
-    assert window.hint_editor.load_file(file)
+    assert window.hint_files.load_file(file)
     assert changes == [""] and window.history.stack.count() == steps + 1
     assert all(window.hint_store.get(p) == (Hint(0.1 * i, 0.5, GREEN),) for i, p in enumerate(photos))
     window.history.undo_action.trigger()

@@ -16,17 +16,17 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QStyleOptionViewItem
 
 from engine.options import ColorizeSettings
 from gui.app import build_window, parse_args
-from gui.charts import UtilizationPlot, memory_range
-from gui.docks import PANELS
-from gui.help_dialogs import MAX_HEIGHT, MAX_WIDTH
 from gui.main_window import MainWindow
-from gui.queue_model import COL_FILE, COL_MESSAGE
+from gui.model.queue_model import COL_FILE, COL_MESSAGE
+from gui.views.charts import UtilizationPlot, memory_range
+from gui.views.docks import PANELS
+from gui.views.help_dialogs import MAX_HEIGHT, MAX_WIDTH
 
 
 def _window(qtbot, backend, tmp_path: Path, width: int = 1024, height: int = 700) -> MainWindow:
     window = MainWindow(backend, QSettings())
     window.engine_panel.set_choice(ColorizeSettings(size=64, batch_size=2))
-    window.set_output_dir(tmp_path / "out")
+    window.prefs.set_output_dir(tmp_path / "out")
     qtbot.addWidget(window)
     window.resize(width, height)
     window.show()
@@ -37,7 +37,7 @@ def _window(qtbot, backend, tmp_path: Path, width: int = 1024, height: int = 700
 
 def _run(qtbot, window: MainWindow) -> object:
     with qtbot.waitSignal(window.controller.finished, timeout=60_000) as blocker:
-        assert window.start_batch()
+        assert window.batch.start_batch()
     return blocker.args[0]
 
 
@@ -80,7 +80,7 @@ def test_at_1024_by_700_the_previews_are_usable_and_the_message_column_is_in_vie
                                                                                    grey_photos):
     window = _window(qtbot, backend, tmp_path, 1024, 700)
     photos = grey_photos(2, folder="album")
-    window.add_paths(photos)
+    window.queue_presenter.add_paths(photos)
     window.table.selectRow(0)
     qtbot.waitUntil(lambda: window.preview.stack.currentIndex() == 1)
     assert window.preview.before_view.width() >= 300 and window.preview.after_view.width() >= 300
@@ -102,7 +102,7 @@ def test_at_1024_by_700_the_previews_are_usable_and_the_message_column_is_in_vie
 
 def test_at_1600_by_1000_each_preview_side_is_wider_than_the_old_390_px(qtbot, backend, tmp_path, grey_photos):
     window = _window(qtbot, backend, tmp_path, 1600, 1000)
-    window.add_paths(grey_photos(1))
+    window.queue_presenter.add_paths(grey_photos(1))
     window.table.selectRow(0)
     qtbot.waitUntil(lambda: window.preview.stack.currentIndex() == 1)
     assert window.preview.before_view.width() >= 550 and window.preview.after_view.width() >= 550
@@ -112,13 +112,13 @@ def test_at_1600_by_1000_each_preview_side_is_wider_than_the_old_390_px(qtbot, b
 
 def test_the_selected_photos_after_pane_updates_when_it_finishes(qtbot, backend, tmp_path, grey_photos):
     window = _window(qtbot, backend, tmp_path)
-    window.add_paths(grey_photos(3))
+    window.queue_presenter.add_paths(grey_photos(3))
     window.table.selectRow(2)
     qtbot.waitUntil(lambda: window.preview.stack.currentIndex() == 1)
     assert window.preview.after_image().isNull()
     assert "not colorized yet" in window.preview.after_caption.text()
     with qtbot.waitSignal(window.controller.finished, timeout=60_000):
-        assert window.start_batch()
+        assert window.batch.start_batch()
     qtbot.waitUntil(lambda: not window.preview.after_image().isNull())
     assert window.table.selectionModel().selectedRows()[0].row() == 2  # still the same row, not re-selected
     assert "strength" in window.preview.after_caption.text()
@@ -129,18 +129,18 @@ def test_a_broken_files_preview_shows_its_error_not_the_sample_photos_button(qtb
     broken = tmp_path / "in" / "broken.png"
     broken.parent.mkdir(parents=True, exist_ok=True)
     broken.write_bytes(b"\x89PNG\r\n\x1a\nthis is not really a png")
-    window.add_paths([broken, *grey_photos(1)])
+    window.queue_presenter.add_paths([broken, *grey_photos(1)])
     window.table.selectRow(0)
-    qtbot.waitUntil(lambda: "cannot show a preview" in window.preview.placeholder_label.text())  # read off-thread
+    qtbot.waitUntil(lambda: "cannot show a preview" in window.preview.placeholder.label.text())  # read off-thread
     assert window.preview.stack.currentWidget() is window.preview.placeholder
-    assert "broken.png" in window.preview.placeholder_label.text()
-    assert not window.preview.placeholder_button.isVisible()
+    assert "broken.png" in window.preview.placeholder.label.text()
+    assert not window.preview.placeholder.button.isVisible()
 
     _run(qtbot, window)
     row = window.queue.row(0)
     assert row.status == "failed" and row.message
-    qtbot.waitUntil(lambda: row.message in window.preview.placeholder_label.text())  # the queue's reason shown
-    assert not window.preview.placeholder_button.isVisible()
+    qtbot.waitUntil(lambda: row.message in window.preview.placeholder.label.text())  # the queue's reason shown
+    assert not window.preview.placeholder.button.isVisible()
 
 
 def test_photos_from_subfolders_show_their_path_below_the_dropped_folder(make_window, backend, tmp_path,
@@ -148,7 +148,7 @@ def test_photos_from_subfolders_show_their_path_below_the_dropped_folder(make_wi
     window = make_window(backend)
     write_photo(tmp_path / "album" / "2019" / "june" / "a.png")
     write_photo(tmp_path / "album" / "b.png")
-    window.add_paths([tmp_path / "album"])
+    window.queue_presenter.add_paths([tmp_path / "album"])
     shown = {window.queue.data(window.queue.index(i, COL_FILE)) for i in range(window.queue.rowCount())}
     assert shown == {"album/2019/june/a.png", "album/b.png"}  # the folder's own name leads, as in the output
 
@@ -157,7 +157,7 @@ def test_photos_from_subfolders_show_their_path_below_the_dropped_folder(make_wi
 
 def test_tab_leaves_the_queue_table_and_the_view_controls_take_focus(qtbot, make_window, backend, grey_photos):
     window = make_window(backend)
-    window.add_paths(grey_photos(3))
+    window.queue_presenter.add_paths(grey_photos(3))
     assert not window.table.tabKeyNavigation()
     window.activateWindow()
     window.table.setFocus()
@@ -166,8 +166,8 @@ def test_tab_leaves_the_queue_table_and_the_view_controls_take_focus(qtbot, make
     qtbot.waitUntil(lambda: not window.table.hasFocus())
     p = window.preview
     # Side by side / Wipe are an exclusive pair: Tab reaches the checked one, the arrow keys the other.
-    checked = p.wipe_button if p.wipe_button.isChecked() else p.side_button
-    for w in (checked, p.fit_button, p.actual_button, p.strength, p.wipe_slider):
+    checked = p.bar.wipe_button if p.bar.wipe_button.isChecked() else p.bar.side_button
+    for w in (checked, p.bar.fit_button, p.bar.actual_button, p.bar.strength, p.wipe.slider):
         assert w.focusPolicy() & Qt.FocusPolicy.TabFocus and w.focusPolicy() & Qt.FocusPolicy.ClickFocus, w
 
 
@@ -175,35 +175,35 @@ def test_strength_has_shortcuts_named_in_its_tooltip_and_in_help(make_window, ba
     window = make_window(backend)
     stronger, weaker = window.actions_by_name["stronger"], window.actions_by_name["weaker"]
     assert stronger.shortcut().toString() == "Ctrl+]" and weaker.shortcut().toString() == "Ctrl+["
-    assert "Ctrl+]" in window.preview.strength.toolTip() and "Ctrl+[" in window.preview.strength.toolTip()
-    assert "Ctrl+]" in window.help_text()
-    start = window.preview.strength.value()
+    assert "Ctrl+]" in window.preview.bar.strength.toolTip() and "Ctrl+[" in window.preview.bar.strength.toolTip()
+    assert "Ctrl+]" in window.help.help_text()
+    start = window.preview.bar.strength.value()
     stronger.trigger()
-    assert window.preview.strength.value() == start + 10
+    assert window.preview.bar.strength.value() == start + 10
     weaker.trigger()
     weaker.trigger()
-    assert window.preview.strength.value() == start - 10
+    assert window.preview.bar.strength.value() == start - 10
 
 
 # -- About and Help ---------------------------------------------------------------------------------------------
 
 def test_about_and_help_are_short_and_fit_on_the_screen(qtbot, make_window, backend):
     window = make_window(backend)
-    window.show_about()
-    qtbot.waitExposed(window.about_dialog)
-    about = window.about_dialog
+    window.help.show_about()
+    qtbot.waitExposed(window.help.about_dialog)
+    about = window.help.about_dialog
     assert about.width() <= MAX_WIDTH and about.height() <= MAX_HEIGHT <= 700
-    text = window.about_text()
+    text = window.help.about_text()
     assert "Colorizer 0." in text and "MIT" in text and "LGPL" in text
     assert "colorizer.md" in text and "href='file:" in text  # a link to the model card, not the card itself
     about.accept()
 
-    window.show_help()
-    qtbot.waitExposed(window.help_dialog)
-    assert window.help_dialog.width() <= MAX_WIDTH and window.help_dialog.height() <= MAX_HEIGHT
-    text = window.help_text()
+    window.help.show_help()
+    qtbot.waitExposed(window.help.help_dialog)
+    assert window.help.help_dialog.width() <= MAX_WIDTH and window.help.help_dialog.height() <= MAX_HEIGHT
+    text = window.help.help_text()
     assert "Summary" in text and "Ctrl+Return" in text and "colorizer.log" in text
-    window.help_dialog.accept()
+    window.help.help_dialog.accept()
 
 
 # -- drag highlight ---------------------------------------------------------------------------------------------
@@ -215,14 +215,15 @@ def test_the_window_is_highlighted_while_files_are_dragged_over_it(make_window, 
     mime.setUrls([QUrl.fromLocalFile(str(photo))])
     centre = QPointF(window.rect().center())
     args = (Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
-    assert not window.drop_highlight.isVisible()
+    assert not window.queue_presenter.drop_highlight.isVisible()
     QApplication.sendEvent(window, drag_event(QDragEnterEvent, centre, *args))
-    assert window.drop_highlight.isVisible() and window.drop_highlight.geometry() == window.rect()
+    highlight = window.queue_presenter.drop_highlight
+    assert highlight.isVisible() and highlight.geometry() == window.rect()
     QApplication.sendEvent(window, QDragLeaveEvent())
-    assert not window.drop_highlight.isVisible()
+    assert not window.queue_presenter.drop_highlight.isVisible()
     QApplication.sendEvent(window, drag_event(QDragEnterEvent, centre, *args))
     QApplication.sendEvent(window, drag_event(QDropEvent, centre, *args))
-    assert not window.drop_highlight.isVisible() and window.queue.rowCount() == 1
+    assert not window.queue_presenter.drop_highlight.isVisible() and window.queue.rowCount() == 1
 
 
 # -- the wipe when zoomed ---------------------------------------------------------------------------------------
@@ -235,8 +236,8 @@ def test_the_wipe_line_follows_its_slider_when_zoomed_and_panned(before_after):
     view.before_view.zoom_by(4.0)
     view.before_view.horizontalScrollBar().setValue(view.before_view.horizontalScrollBar().maximum() // 3)
     for fraction in (0.25, 0.5, 0.9):
-        view.wipe_slider.setValue(round(fraction * 1000))
-        x = view.before_view.mapFromScene(QPointF(view.wipe_line.line().x1(), 0)).x()
+        view.wipe.slider.setValue(round(fraction * 1000))
+        x = view.before_view.mapFromScene(QPointF(view.wipe.line.line().x1(), 0)).x()
         assert x == pytest.approx(fraction * view.before_view.viewport().width(), abs=3)
 
 
@@ -254,7 +255,7 @@ def test_output_on_the_command_line_is_for_that_run_and_keeps_the_saved_folder(q
     again = build_window(parse_args([]), backend, QSettings())
     qtbot.addWidget(again)
     assert again.export_panel.choice().output_dir == saved
-    again.set_output_dir(tmp_path / "chosen")  # chosen in the window: that one is remembered
+    again.prefs.set_output_dir(tmp_path / "chosen")  # chosen in the window: that one is remembered
     again.close()
     assert Path(QSettings().value("export/output_dir")) == tmp_path / "chosen"
 

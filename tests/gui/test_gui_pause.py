@@ -10,8 +10,8 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from engine.batch.pipeline import RunControl
-from gui import batch as gui_batch
-from gui.batch import Progress, progress_format
+from gui.presenters import batch_controller as gui_batch
+from gui.presenters.batch_controller import Progress, progress_format
 
 TIMEOUT_MS = 60_000
 
@@ -53,7 +53,7 @@ def test_photos_finished_while_pausing_show_done_and_photos_per_s_leaves_out_the
                                                                                       slow_backend, grey_photos,
                                                                                       monkeypatch):
     window = make_window(slow_backend, batch_size=2)
-    window.add_paths(grey_photos(6))
+    window.queue_presenter.add_paths(grey_photos(6))
     held = threading.Event()  # the worker reached the paused wait between photos
     wait_if_paused = RunControl.wait_if_paused
 
@@ -73,7 +73,7 @@ def test_photos_finished_while_pausing_show_done_and_photos_per_s_leaves_out_the
             window.actions_by_name["pause"].setChecked(True)  # while the first batch is being worked on
 
     window.controller.image_started.connect(pause_on_first)
-    assert window.start_batch()
+    assert window.batch.start_batch()
     qtbot.waitUntil(held.is_set, timeout=TIMEOUT_MS)
     QApplication.processEvents()  # deliver what the engine reported before it held
     statuses = [r.status for r in window.queue.rows()]

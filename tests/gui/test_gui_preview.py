@@ -8,7 +8,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QPainter, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from gui.preview import PreviewCache
+from gui.model.previews import PreviewCache
 
 
 def _photo(h: int = 300, w: int = 400) -> tuple[np.ndarray, np.ndarray]:
@@ -35,10 +35,10 @@ def view(before_after):
 
 def test_colour_strength_rescales_the_cached_colour(view):
     normal = _chroma(view.after_image())
-    view.strength.setValue(0)
+    view.bar.strength.setValue(0)
     assert _chroma(view.after_image()) < 1.0  # no colour left: grey
     assert "strength 0%" in view.after_caption.text()
-    view.strength.setValue(200)
+    view.bar.strength.setValue(200)
     assert _chroma(view.after_image()) > 1.5 * normal
     assert _chroma(view.before_image()) < 1.0  # the before side stays grey throughout
 
@@ -48,11 +48,11 @@ def test_colour_strength_in_the_window_does_not_run_the_model_again(qtbot, make_
     make_worker = backend.make_worker
     backend.make_worker = lambda request: made.append(request) or make_worker(request)
     window = make_window(backend)
-    window.add_paths(grey_photos(2))
+    window.queue_presenter.add_paths(grey_photos(2))
     with qtbot.waitSignal(window.controller.finished, timeout=60_000):
-        window.start_batch()
+        window.batch.start_batch()
     before = window.preview.after_image()
-    window.preview.strength.setValue(150)
+    window.preview.bar.strength.setValue(150)
     assert window.preview.after_image() != before
     assert len(made) == 1 and not window.controller.running
 
@@ -88,8 +88,8 @@ def test_zoom_and_pan_are_synchronized_between_before_and_after(view):
 
 def test_wipe_shows_grey_left_of_the_line_and_colour_right_of_it(view):
     view.set_mode("wipe")
-    assert not view.after_box.isVisible() and view.wipe_slider.isVisible()
-    view.wipe_slider.setValue(250)
+    assert not view.after_box.isVisible() and view.wipe.slider.isVisible()
+    view.wipe.slider.setValue(250)
     rect = view.before_scene.sceneRect()
     image = QImage(int(rect.width()), int(rect.height()), QImage.Format.Format_RGB888)
     painter = QPainter(image)
@@ -100,7 +100,7 @@ def test_wipe_shows_grey_left_of_the_line_and_colour_right_of_it(view):
     assert _chroma(left) < 1.0
     assert _chroma(right) > 10.0
     view.set_mode("side")
-    assert view.after_box.isVisible() and not view.wipe_slider.isVisible()
+    assert view.after_box.isVisible() and not view.wipe.slider.isVisible()
 
 
 def test_a_photo_not_colorized_yet_shows_only_its_grey_side(view):
@@ -114,10 +114,10 @@ def test_a_photo_not_colorized_yet_shows_only_its_grey_side(view):
 def test_selecting_a_done_row_shows_its_preview_even_after_the_cache_dropped_it(qtbot, make_window, backend,
                                                                                 grey_photos):
     window = make_window(backend)
-    window.add_paths(grey_photos(3))
+    window.queue_presenter.add_paths(grey_photos(3))
     with qtbot.waitSignal(window.controller.finished, timeout=60_000):
-        window.start_batch()
-    window.previews.clear()
+        window.batch.start_batch()
+    window.viewer.previews.clear()
     window.preview.clear("nothing")
     window.table.selectRow(0)
     qtbot.waitUntil(lambda: window.preview.stack.currentIndex() == 1)  # read from disk off the UI thread
@@ -144,14 +144,14 @@ def test_the_wipe_line_is_dragged_on_the_photo_itself(view, qtbot):
     view.set_mode("wipe")
     view.fit()
     viewport = view.before_view.viewport()
-    line = view.before_view.mapFromScene(view.wipe_line.line().p1())
+    line = view.before_view.mapFromScene(view.wipe.line.line().p1())
     rect = view.before_scene.sceneRect()
     target = view.before_view.mapFromScene(QPointF(rect.width() / 4, rect.height() / 2))  # a quarter across
     qtbot.mousePress(viewport, Qt.MouseButton.LeftButton, pos=QPoint(line.x() + 2, line.y() + 10))
     qtbot.mouseMove(viewport, target)
     qtbot.mouseRelease(viewport, Qt.MouseButton.LeftButton, pos=target)
-    assert 230 < view.wipe_slider.value() < 270  # where the mouse let go
-    assert abs(view.before_view.mapFromScene(view.wipe_line.line().p1()).x() - target.x()) <= 3
+    assert 230 < view.wipe.slider.value() < 270  # where the mouse let go
+    assert abs(view.before_view.mapFromScene(view.wipe.line.line().p1()).x() - target.x()) <= 3
     far = QPoint(viewport.width() - 5, line.y() + 10)
     assert not view.near_wipe_line(far)  # elsewhere a press pans (and places hints) as before
 
@@ -159,7 +159,7 @@ def test_the_wipe_line_is_dragged_on_the_photo_itself(view, qtbot):
 def test_strength_steps_land_on_multiples_of_ten_and_a_double_click_resets_it(view, qtbot):
     from PySide6.QtWidgets import QSlider
 
-    slider = view.strength
+    slider = view.bar.strength
     slider.setValue(141)
     view.step_strength(-1)
     assert slider.value() == 140
@@ -177,10 +177,10 @@ def test_a_photo_read_from_disk_does_not_hold_the_window_and_says_loading_when_s
                                                                                   grey_photos, monkeypatch):
     import threading
 
-    from gui import preview_loader
+    from gui.model import preview_loader
 
     window = make_window(backend)
-    window.add_paths(grey_photos(2))
+    window.queue_presenter.add_paths(grey_photos(2))
     release = threading.Event()
     read = preview_loader.preview_from_files
 
@@ -190,7 +190,7 @@ def test_a_photo_read_from_disk_does_not_hold_the_window_and_says_loading_when_s
 
     monkeypatch.setattr(preview_loader, "preview_from_files", slow_read)
     window.table.selectRow(1)  # returns at once: the window keeps processing events meanwhile
-    qtbot.waitUntil(lambda: "Loading photo01.png" in window.preview.placeholder_label.text())
+    qtbot.waitUntil(lambda: "Loading photo01.png" in window.preview.placeholder.label.text())
     assert window.preview.grey() is None and window.hint_editor.key is None  # no hint lands on the last photo
     release.set()
     qtbot.waitUntil(lambda: window.preview.stack.currentIndex() == 1)
@@ -202,10 +202,10 @@ def test_a_photo_removed_while_it_loads_leaves_no_busy_cursor_and_no_loading_tex
                                                                                  backend, grey_photos, monkeypatch):
     import threading
 
-    from gui import preview_loader
+    from gui.model import preview_loader
 
     window = make_window(backend)
-    window.add_paths(grey_photos(2))
+    window.queue_presenter.add_paths(grey_photos(2))
     release = threading.Event()
     read = preview_loader.preview_from_files
 
@@ -217,8 +217,8 @@ def test_a_photo_removed_while_it_loads_leaves_no_busy_cursor_and_no_loading_tex
 
     monkeypatch.setattr(preview_loader, "preview_from_files", slow_read)
     window.table.selectRow(1)
-    qtbot.waitUntil(lambda: "Loading" in window.preview.placeholder_label.text())
-    window.remove_selected()
+    qtbot.waitUntil(lambda: "Loading" in window.preview.placeholder.label.text())
+    window.queue_presenter.remove_selected()
     release.set()
-    qtbot.waitUntil(lambda: "Removed from the queue" in window.preview.placeholder_label.text())
-    assert QApplication.overrideCursor() is None and window._loading_key is None
+    qtbot.waitUntil(lambda: "Removed from the queue" in window.preview.placeholder.label.text())
+    assert QApplication.overrideCursor() is None and window.viewer.loading_key is None

@@ -11,7 +11,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from gui.queue_model import COL_DIFF, COL_MESSAGE, COL_STATUS, COL_TIME, QueueModel
+from gui.model.queue_model import COL_DIFF, COL_MESSAGE, COL_STATUS, COL_TIME, QueueModel
 
 
 def _result(index: int, status: str = "done", **kw: object) -> SimpleNamespace:
@@ -102,9 +102,9 @@ def test_folders_added_one_at_a_time_write_into_folders_of_their_own_names(qtbot
     archive = tmp_path / "archive"
     for year in ("1952_holidays", "1953_wedding"):
         write_photo(archive / year / "beach" / "IMG_0001.png")
-        window.add_paths([archive / year])  # one at a time, as from the Add Folder dialog
+        window.queue_presenter.add_paths([archive / year])  # one at a time, as from the Add Folder dialog
     with qtbot.waitSignal(window.controller.finished, timeout=60_000):
-        assert window.start_batch()
+        assert window.batch.start_batch()
     out = tmp_path / "out"
     written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.png"))
     assert written == ["1952_holidays/beach/IMG_0001.png", "1953_wedding/beach/IMG_0001.png"]  # no "(1)" names
@@ -123,7 +123,7 @@ def test_drag_without_local_files_is_refused(make_window, backend):
 
 def test_remove_selected_and_clear_empty_the_queue(make_window, backend, grey_photos):
     window = make_window(backend)
-    window.add_paths(grey_photos(4))
+    window.queue_presenter.add_paths(grey_photos(4))
     window.table.selectRow(1)
     window.actions_by_name["remove"].trigger()
     assert window.queue.rowCount() == 3
@@ -132,7 +132,7 @@ def test_remove_selected_and_clear_empty_the_queue(make_window, backend, grey_ph
     assert window.queue.rowCount() == 0
     assert not window.actions_by_name["start"].isEnabled()
     # A removed photo may be queued again.
-    assert window.add_paths(grey_photos(1)) == 1
+    assert window.queue_presenter.add_paths(grey_photos(1)) == 1
 
 
 def test_try_the_sample_photos_queues_the_shipped_grey_samples(make_window, backend, tmp_path, write_photo):
@@ -142,12 +142,12 @@ def test_try_the_sample_photos_queues_the_shipped_grey_samples(make_window, back
     (samples / "README.txt").parent.mkdir(exist_ok=True)
     (samples / "README.txt").write_text("credits")
     window = make_window(backend, samples_dir=samples)
-    assert window.preview.placeholder_button.isVisible()
+    assert window.preview.placeholder.button.isVisible()
     window.actions_by_name["samples"].trigger()
     assert sorted(r.path.name for r in window.queue.rows()) == ["harbour.png", "street.jpg"]
 
 
 def test_sample_action_without_samples_says_so(make_window, backend, tmp_path):
     window = make_window(backend, samples_dir=tmp_path / "nothing-here")
-    assert window.queue_samples() == 0
+    assert window.queue_presenter.queue_samples() == 0
     assert "No sample photos" in window.status_label.text()

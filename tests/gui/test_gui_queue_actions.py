@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from gui.comparison_export import BAND, GAP, compose, qimage_to_rgb
+from gui.views.comparison_export import BAND, GAP, compose, qimage_to_rgb
 
 
 class _Desktop:
@@ -26,7 +26,7 @@ class _Desktop:
 
 
 def _desktop(monkeypatch, answer: bool) -> type[_Desktop]:
-    monkeypatch.setattr("gui.queue_menu.QDesktopServices", _Desktop)
+    monkeypatch.setattr("gui.presenters.queue_menu.QDesktopServices", _Desktop)
     _Desktop.opened, _Desktop.answer = [], answer
     return _Desktop
 
@@ -37,7 +37,7 @@ def _names(window) -> list[str]:
 
 def _run(qtbot, window) -> None:
     with qtbot.waitSignal(window.controller.finished, timeout=60_000):
-        assert window.start_batch()
+        assert window.batch.start_batch()
 
 
 def _double_click(qtbot, widget, pos) -> None:
@@ -49,7 +49,7 @@ def _double_click(qtbot, widget, pos) -> None:
 def test_removing_photos_then_undo_restores_them_in_place_with_their_state_and_redo_removes_again(
         make_window, backend, grey_photos):
     window = make_window(backend)
-    window.add_paths(grey_photos(5))
+    window.queue_presenter.add_paths(grey_photos(5))
     names = _names(window)
     keys = [r.key for r in window.queue.rows()]
     window.queue.set_status([keys[1]], "failed", message="cannot decode")
@@ -60,7 +60,7 @@ def test_removing_photos_then_undo_restores_them_in_place_with_their_state_and_r
     window.table.selectRow(1)
     window.table.selectionModel().select(window.queue.index(3, 0), window.table.selectionModel().SelectionFlag.Select
                                          | window.table.selectionModel().SelectionFlag.Rows)
-    window.remove_selected()
+    window.queue_presenter.remove_selected()
     assert _names(window) == [names[0], names[2], names[4]]
     assert undo.isEnabled() and undo.text() == "&Undo Remove 2 photos"
 
@@ -73,7 +73,7 @@ def test_removing_photos_then_undo_restores_them_in_place_with_their_state_and_r
     redo.trigger()
     assert _names(window) == [names[0], names[2], names[4]]
 
-    window.clear_queue()
+    window.queue_presenter.clear_queue()
     assert window.queue.rowCount() == 0
     undo.trigger()
     assert _names(window) == [names[0], names[2], names[4]]
@@ -83,12 +83,12 @@ def test_removing_photos_then_undo_restores_them_in_place_with_their_state_and_r
 
 def test_undo_is_off_while_a_batch_runs(make_window, slow_backend, grey_photos, qtbot):
     window = make_window(slow_backend)
-    window.add_paths(grey_photos(4))
+    window.queue_presenter.add_paths(grey_photos(4))
     window.table.selectRow(0)
-    window.remove_selected()
+    window.queue_presenter.remove_selected()
     assert window.actions_by_name["undo"].isEnabled()
     with qtbot.waitSignal(window.controller.finished, timeout=60_000):
-        assert window.start_batch()
+        assert window.batch.start_batch()
         assert not window.actions_by_name["undo"].isEnabled()
         window.actions_by_name["undo"].trigger()  # ignored: the batch holds the rows' keys
         assert window.queue.rowCount() == 3
@@ -98,7 +98,7 @@ def test_undo_is_off_while_a_batch_runs(make_window, slow_backend, grey_photos, 
 def test_double_click_on_a_done_row_opens_its_result_and_says_so_when_nothing_can(
         make_window, backend, grey_photos, qtbot, monkeypatch):
     window = make_window(backend)
-    window.add_paths(grey_photos(2))
+    window.queue_presenter.add_paths(grey_photos(2))
     _run(qtbot, window)
     output = window.queue.row(1).output
     assert output is not None and output.is_file()
@@ -118,7 +118,7 @@ def test_context_menu_offers_open_show_and_copy_and_copy_path_puts_the_result_on
         make_window, backend, grey_photos, qtbot, monkeypatch):
     window = make_window(backend)
     photos = grey_photos(2)
-    window.add_paths(photos)
+    window.queue_presenter.add_paths(photos)
     window.table.selectRow(0)
     menu = window.queue_menu.build_menu()
     actions = {a.text(): a for a in menu.actions() if a.text()}
@@ -169,13 +169,13 @@ def test_compose_puts_before_left_and_after_right_under_their_captions():
 def test_export_comparison_writes_one_side_by_side_image_grey_left_colour_right(
         make_window, backend, grey_photos, qtbot, monkeypatch, tmp_path):
     window = make_window(backend)
-    window.add_paths(grey_photos(2, size=(80, 120)))
+    window.queue_presenter.add_paths(grey_photos(2, size=(80, 120)))
     _run(qtbot, window)
     window.table.selectRow(1)
     target = tmp_path / "compare.png"
-    monkeypatch.setattr("gui.comparison_export.QFileDialog.getSaveFileName",
+    monkeypatch.setattr("gui.views.comparison_export.QFileDialog.getSaveFileName",
                         lambda *a, **k: (str(target), "PNG image (*.png)"))
-    assert window.export_comparison() == target
+    assert window.viewer.export_comparison() == target
     image = cv2.cvtColor(cv2.imread(str(target)), cv2.COLOR_BGR2RGB).astype(int)
     side = window.preview.before_image().width()
     assert abs(image.shape[1] - 2 * side) <= GAP + 2
@@ -189,7 +189,7 @@ def test_export_comparison_writes_one_side_by_side_image_grey_left_colour_right(
 
 def test_export_comparison_without_a_colorized_photo_says_so(make_window, backend):
     window = make_window(backend)
-    assert window.export_comparison() is None
+    assert window.viewer.export_comparison() is None
     assert window.status_label.text().startswith("Nothing to export")
 
 
@@ -197,7 +197,7 @@ def test_export_comparison_without_a_colorized_photo_says_so(make_window, backen
 def test_export_comparison_of_a_large_photo_offers_its_full_size(size, make_window, backend, grey_photos, qtbot,
                                                                   monkeypatch, tmp_path):
     window = make_window(backend)
-    window.add_paths(grey_photos(1, size=(900, 1200)))  # larger than the 800 px preview
+    window.queue_presenter.add_paths(grey_photos(1, size=(900, 1200)))  # larger than the 800 px preview
     _run(qtbot, window)
     window.table.selectRow(0)
     target = tmp_path / "compare.png"
@@ -207,8 +207,8 @@ def test_export_comparison_of_a_large_photo_offers_its_full_size(size, make_wind
         offered.extend(filters.split(";;"))
         return str(target), next(f for f in offered if f.startswith(f"PNG image, {size}"))
 
-    monkeypatch.setattr("gui.comparison_export.QFileDialog.getSaveFileName", save_dialog)
-    assert window.export_comparison() == target
+    monkeypatch.setattr("gui.views.comparison_export.QFileDialog.getSaveFileName", save_dialog)
+    assert window.viewer.export_comparison() == target
     assert offered[0].startswith("PNG image, full size")  # the default
     image = cv2.imread(str(target)).astype(int)
     height, width = image.shape[:2]

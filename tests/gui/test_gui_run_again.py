@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QItemSelectionModel
 
-from gui.queue_model import COL_BASELINE
+from gui.model.queue_model import COL_BASELINE
 
 TIMEOUT_MS = 60_000
 
@@ -20,7 +20,7 @@ def _run(qtbot, window, action: str = "start"):
 def test_ticking_compare_offers_nothing_and_run_again_compares_every_photo_in_place(qtbot, make_window, backend,
                                                                                      grey_photos, tmp_path):
     window = make_window(backend)
-    window.add_paths(grey_photos(3))
+    window.queue_presenter.add_paths(grey_photos(3))
     _run(qtbot, window)
     outputs = [r.output for r in window.queue.rows()]
     window.set_status("")
@@ -28,7 +28,7 @@ def test_ticking_compare_offers_nothing_and_run_again_compares_every_photo_in_pl
     window.engine_panel.batch_size.setValue(window.engine_panel.batch_size.value() + 1)
     assert "Settings changed" not in window.status_label.text()
     assert not window.actions_by_name["start"].isEnabled()  # every photo is done: Start has nothing to run
-    assert not window.start_batch()
+    assert not window.batch.start_batch()
     assert "Run Again" in window.status_label.text()  # ...and says what does the rest, not a dead end
     assert window.actions_by_name["run_again"].isEnabled()
 
@@ -43,7 +43,7 @@ def test_ticking_compare_offers_nothing_and_run_again_compares_every_photo_in_pl
 def test_run_again_with_a_selection_colorizes_only_the_selected_photos(qtbot, make_window, backend, grey_photos,
                                                                        tmp_path):
     window = make_window(backend)
-    window.add_paths(grey_photos(3))
+    window.queue_presenter.add_paths(grey_photos(3))
     _run(qtbot, window)
     first_outputs = [r.output for r in window.queue.rows()]
     window.table.selectionModel().select(window.queue.index(1, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
@@ -62,7 +62,7 @@ def test_run_again_with_a_selection_leaves_a_failed_photo_outside_it_alone(qtbot
     window = make_window(backend)
     bad = tmp_path / "bad.jpg"
     bad.write_bytes(b"not a photo at all")
-    window.add_paths([*grey_photos(2), bad])
+    window.queue_presenter.add_paths([*grey_photos(2), bad])
     _run(qtbot, window)
     assert [r.status for r in window.queue.rows()] == ["done", "done", "failed"]
     window.table.selectionModel().select(window.queue.index(0, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
@@ -76,7 +76,7 @@ def test_run_again_with_a_selection_leaves_a_failed_photo_outside_it_alone(qtbot
 
 def test_no_offer_while_the_settings_are_those_of_the_last_run(qtbot, make_window, backend, grey_photos):
     window = make_window(backend)
-    window.add_paths(grey_photos(2))
+    window.queue_presenter.add_paths(grey_photos(2))
     _run(qtbot, window)
     size = window.engine_panel.work_size.value()
     window.engine_panel.work_size.setValue(size + 64)
@@ -90,7 +90,7 @@ def test_unticking_compare_after_a_compared_batch_offers_nothing(qtbot, make_win
     """The photos would come out the same and were measured: nothing to run again for."""
     window = make_window(backend)
     window.engine_panel.compare.setChecked(True)
-    window.add_paths(grey_photos(2))
+    window.queue_presenter.add_paths(grey_photos(2))
     _run(qtbot, window)
     window.set_status("")
     window.engine_panel.compare.setChecked(False)
@@ -101,24 +101,24 @@ def test_unticking_compare_after_a_compared_batch_offers_nothing(qtbot, make_win
 
 def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_window, backend, grey_photos):
     window = make_window(backend)
-    window.add_paths(grey_photos(2))
+    window.queue_presenter.add_paths(grey_photos(2))
     _run(qtbot, window)
-    window.preview.strength.setValue(140)
+    window.preview.bar.strength.setValue(140)
     assert "Settings changed since 2 photos were colorized" in window.status_label.text()
 
 
 def test_a_run_again_cancelled_then_started_still_replaces_the_photos_own_outputs(qtbot, make_window, slow_backend,
                                                                                   grey_photos, tmp_path):
     window = make_window(slow_backend, batch_size=1)
-    window.add_paths(grey_photos(8))
+    window.queue_presenter.add_paths(grey_photos(8))
     _run(qtbot, window)
     outputs = sorted(p.name for p in (tmp_path / "out").rglob("*.png"))
     def cancel(_result):
-        window.cancel_batch()  # after the first photo
+        window.batch.cancel_batch()  # after the first photo
 
     window.controller.image_done.connect(cancel)
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
-        assert window.run_again()
+        assert window.batch.run_again()
     window.controller.image_done.disconnect(cancel)
     assert [r.status for r in window.queue.rows()].count("queued") >= 1
     _run(qtbot, window)  # Start takes the cancelled ones

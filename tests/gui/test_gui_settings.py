@@ -9,10 +9,10 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMenu
 
 from engine.options import ColorizeSettings, ExportOptions
-from gui import settings as app_settings
-from gui.engine_panel import EnginePanel, item_enabled
-from gui.help_dialogs import about_html
 from gui.main_window import MainWindow
+from gui.model import settings as app_settings
+from gui.views.engine_panel import EnginePanel, item_enabled
+from gui.views.help_dialogs import about_html
 
 
 def test_settings_round_trip_through_qsettings(qtbot, backend, tmp_path):
@@ -118,7 +118,7 @@ def test_about_box_shows_the_model_card_or_why_there_is_none(backend, tmp_path):
 
 def test_live_plot_is_fed_and_labelled_cpu_on_the_cpu(qtbot, make_window, backend):
     window = make_window(backend, device="cpu")
-    with qtbot.waitSignal(window.sampler.stats, timeout=5_000) as blocker:
+    with qtbot.waitSignal(window.live.sampler.stats, timeout=5_000) as blocker:
         pass
     sample = blocker.args[0]
     assert sample.kind == "cpu"

@@ -7,7 +7,7 @@ import numpy as np
 from PySide6.QtCore import QSettings
 
 from engine.color import colourfulness
-from gui import settings as app_settings
+from gui.model import settings as app_settings
 
 TIMEOUT_MS = 60_000
 
@@ -29,18 +29,18 @@ def _greyness(rgb: np.ndarray) -> int:
 
 def test_the_strength_set_on_the_slider_is_the_strength_exported(qtbot, make_window, backend, grey_photos):
     window = make_window(backend)
-    window.add_paths(grey_photos(2, size=(64, 96)))
+    window.queue_presenter.add_paths(grey_photos(2, size=(64, 96)))
     _run(qtbot, window)
     own = _written(window)
     assert window.controller.request.export.strength == 1.0
     assert all(_greyness(rgb) > 1 for rgb in own)  # the (untrained) model colours something
 
-    window.preview.strength.setValue(0)
+    window.preview.bar.strength.setValue(0)
     _run(qtbot, window, "run_again")
     assert window.controller.request.export.strength == 0.0
     assert all(_greyness(rgb) <= 1 for rgb in _written(window))
 
-    window.preview.strength.setValue(200)
+    window.preview.bar.strength.setValue(200)
     _run(qtbot, window, "run_again")
     for before, after in zip(own, _written(window), strict=True):
         assert colourfulness(after) > 1.3 * colourfulness(before)
@@ -48,12 +48,12 @@ def test_the_strength_set_on_the_slider_is_the_strength_exported(qtbot, make_win
 
 def test_the_strength_survives_a_restart_of_the_window(qtbot, make_window, backend):
     window = make_window(backend)
-    window.preview.strength.setValue(150)
+    window.preview.bar.strength.setValue(150)
     window.close()
     assert app_settings.load(QSettings()).export.strength == 1.5
     again = make_window(backend)
-    assert again.preview.strength.value() == 150
-    assert again.current_settings().export.strength == 1.5
+    assert again.preview.bar.strength.value() == 150
+    assert again.prefs.current().export.strength == 1.5
 
 
 def test_a_hand_edited_strength_out_of_range_falls_back_to_the_models_own():

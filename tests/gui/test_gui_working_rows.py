@@ -7,7 +7,7 @@ TIMEOUT_MS = 60_000
 
 def test_rows_are_working_from_the_engines_start_to_their_result(qtbot, make_window, slow_backend, grey_photos):
     window = make_window(slow_backend, batch_size=2)
-    window.add_paths(grey_photos(5))
+    window.queue_presenter.add_paths(grey_photos(5))
     seen = []
 
     def statuses() -> list[str]:
@@ -17,7 +17,7 @@ def test_rows_are_working_from_the_engines_start_to_their_result(qtbot, make_win
     window.controller.image_started.connect(lambda i: seen.append(("started", i, statuses())))
     window.controller.image_done.connect(lambda r: seen.append(("done", r.index, statuses())))
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
-        assert window.start_batch()
+        assert window.batch.start_batch()
     assert blocker.args[0].done == 5
     assert [(kind, i) for kind, i, _ in seen if kind == "started"] == [("started", i) for i in range(5)]
     started: set[int] = set()

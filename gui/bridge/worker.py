@@ -1,7 +1,7 @@
 """The one bridge between the GUI and the engine: the only gui module that imports the torch-backed
 engine modules (it never imports torch itself; the import-linter contracts check both).
 
-``BatchWorker`` is a QObject moved to a QThread by ``gui.batch.BatchController``; it turns a
+``BatchWorker`` is a QObject moved to a QThread by ``gui.presenters.batch_controller.BatchController``; it turns a
 ``BatchRequest`` into engine objects on the worker thread, runs ``BatchPipeline`` there and
 reports through signals. ``Recolourer`` re-colours the preview on its own thread as colour hints
 change. ``Backend`` bundles what the window needs from the engine, so the
@@ -30,10 +30,9 @@ from engine.hints import Hint
 from engine.messages import counted
 from engine.options import BatchSummary, ColorizeSettings, Job
 from engine.weights import WeightsError, weights_meta
-
-from .hint_store import NO_HINTS_TEXT
-from .newest_only import NewestOnly
-from .request import BatchRequest
+from gui.model.hint_store import NO_HINTS_TEXT
+from gui.model.newest_only import NewestOnly
+from gui.model.request import BatchRequest
 
 log = logging.getLogger(__name__)
 
@@ -267,27 +266,6 @@ def collect(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
     """
     jobs, problems = collect_inputs([Path(p) for p in paths], keep_folder_names=True)
     return [(j.path, j.root) for j in jobs], problems
-
-
-def untrained_factory(settings: ColorizeSettings) -> Colorizer:
-    """A colorizer with random weights: for tests and screenshots before training has finished.
-
-    Its bins are the 98 ab grid points nearest grey and its head has a fixed random bias (a fresh
-    model's bins are all zero, which would colour nothing), so the output has a visible, meaningless tint.
-    """
-    import numpy as np
-
-    from engine.color import ab_grid
-    from engine.model import CVUNet, ModelConfig
-
-    model = CVUNet(ModelConfig(num_bins=98)).eval()
-    grid = ab_grid()
-    nearest = np.ascontiguousarray(grid[np.argsort(np.hypot(grid[:, 0], grid[:, 1]), kind="stable")[:98]])
-    bias = np.random.default_rng(0).normal(0.0, 2.0, 98).astype(np.float32)
-    bins, head_bias = model.get_buffer("bins"), model.head.get_parameter("bias")
-    bins.copy_(bins.new_tensor(nearest))
-    head_bias.data.copy_(head_bias.new_tensor(bias))
-    return Colorizer.create(settings, model=model)
 
 
 class Backend:

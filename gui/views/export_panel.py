@@ -6,6 +6,7 @@ is chosen here ("overwrite" only ever replaces earlier outputs).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QUrl, Signal
@@ -148,6 +149,11 @@ class ExportPanel(QGroupBox):
         folder = QFileDialog.getExistingDirectory(self, "Output folder", self.folder.text())
         if folder:
             self.set_output_dir(Path(folder))
+
+    def set_open_handler(self, handler: Callable[[], object]) -> None:
+        """The Open button calls ``handler`` instead of ``open_folder`` (the window reports a failure to launch)."""
+        self.open_button.clicked.disconnect(self.open_folder)
+        self.open_button.clicked.connect(handler)
 
     def open_folder(self) -> bool:
         """Show the output folder in the file manager (created first, so there is something to open)."""

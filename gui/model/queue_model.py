@@ -10,11 +10,10 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
-from engine.options import Status
-
-from .request import QueuedPhoto
+from engine.options import PhotoResult, Status
+from gui.model.request import QueuedPhoto
+from gui.model.run_keys import RunKey
 
 STATUSES = (Status.QUEUED, Status.WORKING, Status.DONE, Status.FAILED, Status.SKIPPED)
 RUNNABLE = (Status.QUEUED, Status.FAILED)  # what Start picks up: new photos, and retries of failed ones
@@ -46,7 +45,7 @@ class QueueRow:
     baseline_ms: float | None = None
     max_abs_diff: float | None = None  # this photo's largest |ab| difference between the compared engines
     p999_abs_diff: float | None = None  # ... and its 99.9th percentile
-    run_key: Any = None  # the settings of the run that last took this row up (``begin_run``)
+    run_key: RunKey | None = None  # the settings of the run that last took this row up (``begin_run``)
     last_output: Path | None = None  # the output an earlier run wrote: a later run replaces it, not a "(1)" copy
 
     @property
@@ -75,14 +74,6 @@ def human_size(n: int) -> str:
 
 def _ms(value: float | None) -> str:
     return "" if value is None else f"{value:.0f} ms"
-
-
-class FileNameDelegate(QStyledItemDelegate):
-    """Long names lose their beginning, not their end: "IMG_0001.JPG" and "IMG_0002.JPG" stay told apart."""
-
-    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
-        super().initStyleOption(option, index)
-        option.textElideMode = Qt.TextElideMode.ElideLeft
 
 
 class QueueModel(QAbstractTableModel):
@@ -281,7 +272,7 @@ class QueueModel(QAbstractTableModel):
                     row.message = message
                 self._changed(i)
 
-    def begin_run(self, keys: Iterable[int], run_key: Any = None) -> None:
+    def begin_run(self, keys: Iterable[int], run_key: RunKey | None = None) -> None:
         """Forget the previous outcome of the rows about to run; remember the settings they run with."""
         for i in self._rows_of(keys):
             row = self._rows[i]
@@ -305,7 +296,7 @@ class QueueModel(QAbstractTableModel):
     def _rows_of(self, keys: Iterable[int]) -> list[int]:
         return [i for i in (self.row_of(k) for k in keys) if i is not None]
 
-    def apply_result(self, key: int, result: Any) -> int | None:
+    def apply_result(self, key: int, result: PhotoResult) -> int | None:
         """Store an engine PhotoResult on its row; returns the row number (None if removed meanwhile)."""
         i = self.row_of(key)
         if i is None:

@@ -10,8 +10,8 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 
-from .newest_only import NewestOnly
-from .preview import preview_from_files
+from gui.model.newest_only import NewestOnly
+from gui.model.previews import preview_from_files
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence, QUndoCommand, QUndoStack
 
 from engine.messages import counted
-
-from .queue_model import QueueModel, QueueRow
+from gui.model.queue_model import QueueModel, QueueRow
 
 
 class RemoveRows(QUndoCommand):

@@ -14,8 +14,7 @@ from dataclasses import dataclass, replace
 from engine.hints import Hint
 from engine.messages import counted
 from engine.options import ColorizeSettings, ExportOptions
-
-from .settings import AppSettings
+from gui.model.settings import AppSettings
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
+from PySide6.QtGui import QUndoCommand
 
 from engine.hints import (
     Hint,
@@ -114,3 +115,21 @@ def load_summary(match: HintMatch, source: Path) -> str:
     if match.ambiguous:
         text += f"; more than one photo of that name: {', '.join(match.ambiguous[:3])}"
     return text
+
+
+class SetHints(QUndoCommand):
+    """Photos' hints before and after an edit (add, move, remove, or a whole loaded file): redo sets the ``after``
+    of each, undo its ``before``; one ``changed`` signal however many photos.
+    """
+
+    def __init__(self, store: HintStore, changes: Mapping[Path, tuple[Sequence[Hint], Sequence[Hint]]],
+                 text: str) -> None:
+        super().__init__(text)
+        self.store = store
+        self.changes = {path: (tuple(before), tuple(after)) for path, (before, after) in changes.items()}
+
+    def redo(self) -> None:
+        self.store.set_many({path: after for path, (_, after) in self.changes.items()})
+
+    def undo(self) -> None:
+        self.store.set_many({path: before for path, (before, _) in self.changes.items()})

@@ -13,9 +13,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
-from engine.options import Status
-
-from .comparison import AB_UNITS, difference_text, difference_tooltip, speedup_text, speedup_tooltip
+from engine.options import BatchSummary, PhotoResult, Status
+from gui.views.comparison import AB_UNITS, difference_text, difference_tooltip, speedup_text, speedup_tooltip
 
 DECODE, MODEL, ENCODE, BASELINE = "#8e9aaf", "#2e7d32", "#f9a825", "#c62828"
 
@@ -78,7 +77,7 @@ class UtilizationPlot(QWidget):
         layout.addWidget(self.busy_plot, 1)
         layout.addWidget(self.memory_plot, 1)
 
-    def add_sample(self, u: Any) -> None:
+    def add_sample(self, u: Any) -> None:  # engine.devices.Utilization (a torch-backed module: not imported)
         if u.kind != self.kind:  # device changed: the old trace measured something else
             self._samples.clear()
             self.kind = u.kind
@@ -147,7 +146,7 @@ class TimingChart(QWidget):
         self.bars.clear()
         release_plots(self.plot)
 
-    def add_result(self, r: Any) -> None:
+    def add_result(self, r: PhotoResult) -> None:
         if r.status != Status.DONE:
             return
         self.photo.append(self.photo[-1] + 1 if self.photo else 1)
@@ -212,7 +211,7 @@ class SummaryPanel(QGroupBox):
         self.fields["diff"].setToolTip(f"|Δab| between the two engines' colour: largest and 99.9th percentile.\n"
                                        f"{AB_UNITS}")
 
-    def show_summary(self, s: Any) -> None:
+    def show_summary(self, s: BatchSummary) -> None:
         self.fields["photos"].setText(f"{s.done} done of {s.total}{s.outcome_text()}")
         self.fields["mean"].setText(f"{s.mean_ms_per_photo:.0f} ms" if s.done else "–")
         rate = f"{s.photos_per_s:.2f} photos/s" if s.done else "–"

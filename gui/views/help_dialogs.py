@@ -34,7 +34,8 @@ def about_html(card: dict[str, Any] | None, problem: str | None, card_file: Path
     if card is None:
         parts.append(f"<p><b>No trained model is installed.</b><br>{html.escape(problem or '')}</p>")
     else:
-        data = card.get("data") if isinstance(card.get("data"), dict) else {}
+        raw = card.get("data")
+        data: dict[str, Any] = raw if isinstance(raw, dict) else {}
         facts = [str(card.get("name", "unnamed model"))]
         if card.get("steps"):
             facts.append(f"{card['steps']} training steps")

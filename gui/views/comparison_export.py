@@ -80,7 +80,9 @@ def write(path: Path, image: QImage, quality: int = 92) -> Path | None:
     if path.suffix.lower() not in EXTENSIONS:
         path = path.with_name(path.name + ".png")
     fmt = "JPEG" if path.suffix.lower() in (".jpg", ".jpeg") else "PNG"
-    return path if image.save(str(path), fmt, quality if fmt == "JPEG" else -1) else None
+    # The stubs type ``format`` as bytes, but this binding only takes a str (bytes raise ValueError).
+    saved = image.save(str(path), fmt, quality if fmt == "JPEG" else -1)  # type: ignore[call-overload]
+    return path if saved else None
 
 
 FullSize = Callable[[], tuple[np.ndarray, np.ndarray]]  # (before, after) RGB at the photo's own size
@@ -91,8 +93,7 @@ def full_size(source: Path, output: Path, scale: float) -> tuple[np.ndarray, np.
     (the strength on screen over the one it was exported with); the grey twice when the output went missing.
     """
     from engine.color import grey_rgb, to_uint8
-
-    from .preview import colour_image, preview_from_files
+    from gui.model.previews import colour_image, preview_from_files
 
     L, ab = preview_from_files(source, output, size=1 << 30)
     before = to_uint8(grey_rgb(L))

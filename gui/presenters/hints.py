@@ -1,6 +1,6 @@
 """Colour hints on the preview: click to add one (the model's likeliest colours there, or Other…), drag a ring
 to move it, Delete or a right-click to remove it, View > Show Hints to hide them. Every change is one command
-on the window's undo stack, and the preview re-colours after it (``gui.worker.Recolourer``, off this thread).
+on the window's undo stack, and the preview re-colours after it (``gui.bridge.worker.Recolourer``, off this thread).
 
 A hint's point is relative to the photo (``engine.hints.Hint``): the preview's scene is the photo at preview
 size, so x = scene x / width. Results are kept per (photo, hints, model settings), so Undo shows the previous
@@ -12,97 +12,32 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QBrush, QColor, QIcon, QKeySequence, QPen, QPixmap, QUndoCommand, QUndoStack
-from PySide6.QtWidgets import (
-    QColorDialog,
-    QFileDialog,
-    QGraphicsEllipseItem,
-    QGraphicsItem,
-    QGraphicsSceneMouseEvent,
-    QMenu,
-    QWidget,
-)
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal, Slot
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QMouseEvent, QUndoStack
+from PySide6.QtWidgets import QMenu, QWidget
 
-from engine.hints import Hint, HintsFileError
-from engine.messages import counted
+from engine.hints import Hint
 from engine.options import ColorizeSettings
+from gui.model.hint_store import NO_HINTS_TEXT, Hints, HintStore, SetHints, path_key
+from gui.presenters.backend import Recolourer
+from gui.views.busy import BusyCursor
+from gui.views.hint_rings import Ring, RingEdits, colour_menu
+from gui.views.preview import BeforeAfterView, ZoomView
 
-from .busy import BusyCursor
-from .hint_store import NO_HINTS_TEXT, Hints, HintStore, load_summary, path_key
-from .preview import BeforeAfterView, ZoomView
-
-RING_RADIUS = 7  # screen pixels, at any zoom
 CLICK_SLOP = 4  # a press and release closer than this (px) is a click, not a pan
 KEEP_RESULTS = 12  # re-coloured previews kept for Undo (a few MB each)
 
 
-class SetHints(QUndoCommand):
-    """Photos' hints before and after an edit (add, move, remove, or a whole loaded file): redo sets the ``after``
-    of each, undo its ``before``; one ``changed`` signal however many photos.
-    """
-
-    def __init__(self, store: HintStore, changes: dict[Path, tuple[Sequence[Hint], Sequence[Hint]]],
-                 text: str) -> None:
-        super().__init__(text)
-        self.store = store
-        self.changes = {path: (tuple(before), tuple(after)) for path, (before, after) in changes.items()}
-
-    def redo(self) -> None:
-        self.store.set_many({path: after for path, (_, after) in self.changes.items()})
-
-    def undo(self) -> None:
-        self.store.set_many({path: before for path, (before, _) in self.changes.items()})
-
-
-class Ring(QGraphicsEllipseItem):
-    """One hint on a scene: a small ring filled with its colour, the same size at every zoom."""
-
-    def __init__(self, editor: HintEditor, index: int, hint: Hint, width: int, height: int) -> None:
-        r = RING_RADIUS
-        super().__init__(-r, -r, 2 * r, 2 * r)
-        self.editor, self.index, self.hint = editor, index, hint
-        self.size = (width, height)
-        self.setPos(hint.x * width, hint.y * height)
-        self.setBrush(QBrush(QColor(*hint.rgb)))
-        self._pen(False)
-        self.setZValue(10)
-        self.setCursor(Qt.CursorShape.SizeAllCursor)
-        self.setToolTip("Colour hint: drag to move; Delete or right-click removes it")
-        for flag in (QGraphicsItem.GraphicsItemFlag.ItemIsMovable, QGraphicsItem.GraphicsItemFlag.ItemIsSelectable,
-                     QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations,
-                     QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges):
-            self.setFlag(flag)
-
-    def _pen(self, selected: bool) -> None:
-        pen = QPen(QColor(255, 210, 0) if selected else QColor(255, 255, 255))
-        pen.setWidthF(3 if selected else 2)
-        self.setPen(pen)
-
-    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: Any) -> Any:
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange:  # stay on the photo
-            w, h = self.size
-            return QPointF(min(max(value.x(), 0.0), w), min(max(value.y(), 0.0), h))
-        if change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
-            self._pen(bool(value))
-        return super().itemChange(change, value)
-
-    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
-        if event.button() == Qt.MouseButton.RightButton:
-            event.accept()
-            QTimer.singleShot(0, self.editor, lambda i=self.index: self.editor.remove(i))  # after this event
-            return
-        super().mousePressEvent(event)
-
-    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
-        super().mouseReleaseEvent(event)
-        w, h = self.size
-        if self.pos() != QPointF(self.hint.x * w, self.hint.y * h):  # dragged: redrawn after this event
-            x, y = self.pos().x() / w, self.pos().y() / h
-            QTimer.singleShot(0, self.editor, lambda i=self.index: self.editor.move(i, x, y))
+def show_hints_action(parent: QObject) -> QAction:
+    action = QAction("Show &Hints", parent)
+    action.setCheckable(True)
+    action.setChecked(True)
+    action.setShortcut(QKeySequence("Ctrl+H"))
+    action.setToolTip("Show the colour hints (Ctrl+H). Click the photo to add one; drag a hint to "
+                      "move it; Delete or right-click removes it")
+    return action
 
 
 class HintEditor(QObject):
@@ -111,37 +46,27 @@ class HintEditor(QObject):
     preview_updated = Signal(int)  # the preview on show now has the colour for its current hints (queue key)
     suggestions_shown = Signal()  # the colour popup for a click is open (``menu``)
 
-    def __init__(self, preview: BeforeAfterView, store: HintStore, stack: QUndoStack, recolourer: Any,
+    def __init__(self, preview: BeforeAfterView, store: HintStore, stack: QUndoStack, recolourer: Recolourer | None,
                  settings: Callable[[], ColorizeSettings], status: Callable[[str], None],
-                 photos: Callable[[], list[tuple[Path, Path]]], parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.preview, self.store, self.stack, self.recolourer = preview, store, stack, recolourer
-        self.settings, self.status, self.photos = settings, status, photos
+        self.settings, self.status = settings, status
         self.key: int | None = None
         self.path: Path | None = None
         self.menu: QMenu | None = None
         self._results: OrderedDict[tuple[int, Hints, ColorizeSettings], np.ndarray] = OrderedDict()
         self._rings: list[Ring] = []
+        self._edits = RingEdits(self, self.remove, self.move)
         self._press: dict[QObject, QPoint] = {}
+        self._click_at = QPoint(0, 0)
         self._parent_widget = parent
         self._busy_cursor = BusyCursor()
-
-        self.show_action = QAction("Show &Hints", self)
-        self.show_action.setCheckable(True)
-        self.show_action.setChecked(True)
-        self.show_action.setShortcut(QKeySequence("Ctrl+H"))
-        self.show_action.setToolTip("Show the colour hints (Ctrl+H). Click the photo to add one; drag a hint to "
-                                    "move it; Delete or right-click removes it")
+        self.show_action = show_hints_action(self)
         self.show_action.toggled.connect(self._draw)
-        self.save_action = QAction("Save &Hints…", self)
-        self.save_action.setStatusTip("Save the queued photos' colour hints as a file (colorize --hints reads it)")
-        self.save_action.triggered.connect(self.save_dialog)
-        self.load_action = QAction("&Load Hints…", self)
-        self.load_action.setStatusTip("Load colour hints from a file, for the queued photos it names")
-        self.load_action.triggered.connect(self.load_dialog)
-
-        self._viewports = {view.viewport(): view for view in (preview.before_view, preview.after_view)}
-        self._views: tuple[ZoomView, ...] = (preview.before_view, preview.after_view)
+        views = preview.photo_views()
+        self._viewports: dict[QObject, ZoomView] = {view.viewport(): view for view in views}
+        self._views: tuple[ZoomView, ...] = views
         for viewport, view in self._viewports.items():
             viewport.installEventFilter(self)
             view.installEventFilter(self)
@@ -187,9 +112,9 @@ class HintEditor(QObject):
         if self.path is None or L is None or not self.show_action.isChecked():
             return
         h, w = L.shape
-        for scene in (self.preview.before_scene, self.preview.after_scene):
+        for scene in self.preview.scenes():
             for i, hint in enumerate(self.hints()):
-                ring = Ring(self, i, hint, w, h)
+                ring = Ring(self._edits, i, hint, w, h)
                 scene.addItem(ring)
                 self._rings.append(ring)
 
@@ -284,25 +209,10 @@ class HintEditor(QObject):
     def _on_suggestions(self, key: int, x: float, y: float, colours: list[tuple[int, int, int]]) -> None:
         if key != self.key:
             return
-        menu = self.menu = QMenu(self._parent_widget)
-        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu = self.menu = colour_menu(self._parent_widget, colours, lambda rgb: self.add(x, y, rgb))
         menu.destroyed.connect(lambda *_: setattr(self, "menu", None) if self.menu is menu else None)
-        for rgb in colours:
-            swatch = QPixmap(16, 16)
-            swatch.fill(QColor(*rgb))
-            action = menu.addAction(QIcon(swatch), "#{:02x}{:02x}{:02x}".format(*rgb))
-            action.triggered.connect(lambda _=False, c=rgb: self.add(x, y, c))
-        menu.addSeparator()
-        menu.addAction("Other…").triggered.connect(lambda: self._other(x, y, colours[0] if colours else None))
-        menu.popup(getattr(self, "_click_at", QPoint(0, 0)))
+        menu.popup(self._click_at)
         self.suggestions_shown.emit()
-
-    def _other(self, x: float, y: float, start: tuple[int, int, int] | None) -> None:
-        dialog = QColorDialog(QColor(*start) if start else QColor(128, 128, 128), self._parent_widget)
-        dialog.setWindowTitle("Hint colour")
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.colorSelected.connect(lambda c: self.add(x, y, (c.red(), c.green(), c.blue())))
-        dialog.open()
 
     @Slot()
     def _on_idle(self) -> None:
@@ -315,60 +225,33 @@ class HintEditor(QObject):
             # The mouse came onto the photo: load the model now, so a first click does not wait for the weights
             # (only then: a user who never hints keeps no second model).
             self.recolourer.warm(self.settings())
-        if watched in self._viewports and kind in (QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonRelease):
-            view = self._viewports[watched]  # type: ignore[index]
-            if event.button() != Qt.MouseButton.LeftButton:  # type: ignore[attr-defined]
-                return False
-            pos = event.position().toPoint()  # type: ignore[attr-defined]
-            if kind == QEvent.Type.MouseButtonPress:
-                on_ring = isinstance(view.itemAt(pos), Ring)
-                grabs_wipe = view is self.preview.before_view and self.preview.near_wipe_line(pos)
-                self._press[watched] = pos if not (on_ring or grabs_wipe) else QPoint(-10_000, -10_000)
-            else:
-                start = self._press.pop(watched, None)
-                if start is not None and (pos - start).manhattanLength() < CLICK_SLOP:
-                    self.click(view, pos)
+        if watched in self._viewports and isinstance(event, QMouseEvent) and kind in (
+                QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonRelease):
+            self._mouse(watched, self._viewports[watched], event)
             return False
-        if watched in self._views and kind in (
+        if watched in self._views and isinstance(event, QKeyEvent) and kind in (
                 QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress):
-            key = event.key()  # type: ignore[attr-defined]
             selected = [r for r in self._rings if r.isSelected()]
-            if key in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and selected:
+            if event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and selected:
                 event.accept()  # Delete removes the hint here, not the queue's photos
                 if kind == QEvent.Type.KeyPress:
                     self.remove(selected[0].index)
                 return True
         return False
 
-    # -- files ------------------------------------------------------------------------------------------------
-    def save_file(self, path: Path) -> int:
-        n = self.store.save_file(path, self.photos())
-        self.status(f"Saved the hints of {counted(n, 'photo')} to {path}")
-        return n
-
-    def load_file(self, path: Path) -> bool:
-        """Load a hints file for the queued photos it names, as one undoable step."""
-        photos = self.photos()
-        try:
-            match = self.store.read_file(path, photos)
-        except HintsFileError as err:
-            self.status(str(err))
-            return False
-        changes = {photos[i][0]: (self.store.get(photos[i][0]), hints) for i, hints in match.hints.items()}
-        self.stack.push(SetHints(self.store, changes, f"Load Hints from {path.name}"))
-        self.status(load_summary(match, path))
-        return True
-
-    def save_dialog(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self._parent_widget, "Save colour hints", "hints.json",
-                                              "Hints files (*.json)")
-        if name:
-            self.save_file(Path(name))
-
-    def load_dialog(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self._parent_widget, "Load colour hints", "", "Hints files (*.json)")
-        if name:
-            self.load_file(Path(name))
+    def _mouse(self, viewport: QObject, view: ZoomView, event: QMouseEvent) -> None:
+        """A left press and release without moving (a click, not a pan) on the photo asks for colours there."""
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        pos = event.position().toPoint()
+        if event.type() == QEvent.Type.MouseButtonPress:
+            on_ring = isinstance(view.itemAt(pos), Ring)
+            grabs_wipe = view is self._views[0] and self.preview.near_wipe_line(pos)
+            self._press[viewport] = pos if not (on_ring or grabs_wipe) else QPoint(-10_000, -10_000)
+        else:
+            start = self._press.pop(viewport, None)
+            if start is not None and (pos - start).manhattanLength() < CLICK_SLOP:
+                self.click(view, pos)
 
     def close(self) -> None:
         """Stop the model's thread and write the hints out (the window is closing)."""

@@ -46,10 +46,11 @@ def item_enabled(combo: QComboBox, name: str) -> bool:
 
 
 class EnginePanel(QGroupBox):
-    """``options`` is ``gui.worker.available_options()`` (injected: this module never asks torch)."""
+    """``options`` is ``gui.bridge.worker.available_options()`` (injected: this module never asks torch)."""
 
     changed = Signal()
     device_changed = Signal(str)
+    compare_toggled = Signal(bool)
 
     def __init__(self, options: dict[str, Any], parent: QWidget | None = None) -> None:
         super().__init__("Engine", parent)
@@ -89,6 +90,7 @@ class EnginePanel(QGroupBox):
         self.batch_size.valueChanged.connect(self.changed)
         self.work_size.valueChanged.connect(self.changed)
         self.compare.toggled.connect(self.changed)
+        self.compare.toggled.connect(self.compare_toggled)
 
     def resolved_device(self) -> str:
         name = self.device.currentData()
@@ -110,6 +112,13 @@ class EnginePanel(QGroupBox):
             self.device_changed.emit(self.resolved_device())
         self._update_precisions()
         self.changed.emit()
+
+    def comparing(self) -> bool:
+        """Whether every photo also runs through the baseline engine."""
+        return self.compare.isChecked()
+
+    def set_comparing(self, on: bool) -> None:
+        self.compare.setChecked(on)
 
     def choice(self) -> ColorizeSettings:
         return ColorizeSettings(engine=self.engine.currentData(), device=self.device.currentData(),

@@ -1,7 +1,7 @@
 """Runs one batch at a time on its own QThread and keeps the progress figures (count, ETA).
 
 The controller lives on the UI thread. It never imports the engine: it gets a ``make_worker``
-callable (``gui.worker.Backend.make_worker``) and talks to the worker through its signals and
+callable (``gui.bridge.worker.Backend.make_worker``) and talks to the worker through its signals and
 its thread-safe ``pause``/``resume``/``cancel``.
 """
 
@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
-from engine.options import Status
-
-from .request import BatchRequest
+from engine.options import BatchSummary, PhotoResult, Status
+from gui.model.request import BatchRequest
+from gui.presenters.backend import Worker
 
 
 class Progress:
@@ -96,11 +95,11 @@ class BatchController(QObject):
     paused_changed = Signal(bool)
     tick = Signal()  # about once a second while a batch runs and is not paused: the ETA counts down
 
-    def __init__(self, make_worker: Callable[[BatchRequest], Any], parent: QObject | None = None) -> None:
+    def __init__(self, make_worker: Callable[[BatchRequest], Worker], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._make_worker = make_worker
         self._thread: QThread | None = None
-        self._worker: Any = None
+        self._worker: Worker | None = None
         self.request: BatchRequest | None = None
         self.progress: Progress | None = None
         self._ticker = QTimer(self)
@@ -168,13 +167,13 @@ class BatchController(QObject):
             self._release()
 
     @Slot(object)
-    def _on_image_done(self, result: Any) -> None:
+    def _on_image_done(self, result: PhotoResult) -> None:
         if self.progress is not None and result.status != Status.CANCELLED:
             self.progress.photo_done(skipped=result.status == Status.SKIPPED)
         self.image_done.emit(result)
 
     @Slot(object)
-    def _on_finished(self, summary: Any) -> None:
+    def _on_finished(self, summary: BatchSummary) -> None:
         if self._thread is not None:
             self._thread.wait()  # run() has returned and quit() was called: this is brief
         self._release()

@@ -16,8 +16,7 @@ from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QMenu, QTableView
 
 from engine.options import Status
-
-from .queue_model import QueueModel, QueueRow
+from gui.model.queue_model import QueueModel, QueueRow
 
 
 def open_path(path: Path, report: Callable[[str], None], what: str = "") -> bool:

@@ -1,0 +1,214 @@
+"""The batch's presenter: Start, Run Again, Pause and Cancel; the rows, progress bar, figures and status line
+as results arrive; and the offer to run again once settings changed since photos were made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMessageBox, QProgressBar, QWidget
+
+from engine.options import BatchSummary, PhotoResult, Status
+from gui.model.hint_store import HintStore
+from gui.model.queue_model import QueueModel
+from gui.model.request import BatchRequest
+from gui.model.run_keys import changed_text, nothing_to_run_text, out_of_date, run_key
+from gui.model.settings import AppSettings
+from gui.presenters.batch_controller import BatchController, progress_format
+from gui.presenters.preview import PREVIEW_SIZE, PreviewPresenter
+from gui.views.charts import SummaryPanel, TimingChart
+from gui.views.engine_panel import EnginePanel
+from gui.views.export_panel import ExportPanel
+from gui.views.queue_table import QueueTable
+
+
+@dataclass(frozen=True)
+class BatchViews:
+    """The widgets a batch fills in: the settings it locks, the figures it draws, the progress bar."""
+
+    engine_panel: EnginePanel
+    export_panel: ExportPanel
+    timing: TimingChart
+    summary: SummaryPanel
+    progress: QProgressBar
+
+
+class BatchPresenter(QObject):
+    """``settings()`` snapshots the window's settings, ``save()`` writes them out; ``shortcut(name)`` names an
+    action's shortcut; ``selected_keys()`` are the queue rows selected.
+    """
+
+    def __init__(self, controller: BatchController, queue: QueueModel, table: QueueTable, hint_store: HintStore,
+                 viewer: PreviewPresenter, views: BatchViews, settings: Callable[[], AppSettings],
+                 save: Callable[[], None], selected_keys: Callable[[], list[int]], say: Callable[[str], None],
+                 shortcut: Callable[[str], str], parent: QWidget) -> None:
+        super().__init__(parent)
+        self.controller, self.queue, self.table, self.hint_store = controller, queue, table, hint_store
+        self.viewer = viewer
+        self.views, self.settings, self.save, self.selected_keys = views, settings, save, selected_keys
+        self.say, self.shortcut, self._parent = say, shortcut, parent
+        self.pause_action: QAction | None = None  # set once the window's actions exist
+        self.failure_box: QMessageBox | None = None
+        self._failed = False
+        self._offering = False  # the status bar offers Run Again for photos whose settings changed
+        c = controller
+        c.started.connect(self._on_started)
+        c.image_started.connect(self._on_image_started)
+        c.image_done.connect(self._on_image_done)
+        c.failed.connect(self._on_failed)
+        c.finished.connect(self._on_finished)
+        c.running_changed.connect(self.lock_panels)
+        c.paused_changed.connect(self._on_paused)
+        c.tick.connect(self._show_progress)
+        views.engine_panel.compare_toggled.connect(self.update_compare_columns)
+
+    def start_batch(self, only: set[int] | None = None) -> bool:
+        """Snapshot the settings and the runnable rows (of ``only``, the row keys, when given) into a request,
+        and start the worker.
+        """
+        if self.controller.running:
+            return False
+        problem = self.views.export_panel.problem()
+        if problem:
+            self.say(f"Cannot start: {problem}")
+            return False
+        photos = [replace(p, hints=self.hint_store.get(p.path)) for p in self.queue.runnable()
+                  if only is None or p.key in only]
+        if not photos:
+            self.say("Nothing to colorize: add photos first" if not self.queue.rows()
+                     else nothing_to_run_text(self.shortcut("run_again")))
+            return False
+        s = self.settings()
+        request = BatchRequest(tuple(photos), s.model, s.export, compare=s.compare, preview_size=PREVIEW_SIZE)
+        for p in photos:  # each photo's run key carries its own hints
+            self.queue.begin_run([p.key], run_key(s, p.hints))
+        self.views.timing.clear()
+        self.views.summary.clear()
+        progress = self.views.progress
+        progress.setRange(0, len(photos))
+        progress.setValue(0)
+        progress.setFormat("%v / %m · ETA –")
+        self.save()
+        self._failed = False
+        self.controller.start(request)
+        self.say(f"Loading the model for {len(photos)} photos…")
+        return True
+
+    def run_again(self) -> bool:
+        """Put the selected photos (or all) back in the queue and start: colorize them again."""
+        if self.controller.running:
+            return False
+        keys = self.selected_keys() or [r.key for r in self.queue.rows()]
+        self.queue.requeue(keys)
+        return self.start_batch(only=set(keys))  # a failed photo outside the selection waits for Start
+
+    def set_paused(self, paused: bool) -> None:
+        if paused:
+            self.controller.pause()
+        else:
+            self.controller.resume()
+
+    def cancel_batch(self) -> None:
+        if self.controller.running:
+            self.controller.cancel()
+            self._check_pause(False)
+            self.say("Cancelling: finishing the photos in progress…")
+
+    def _check_pause(self, on: bool) -> None:
+        if self.pause_action is not None and self.pause_action.isChecked() != on:
+            self.pause_action.setChecked(on)
+
+    def lock_panels(self, running: bool) -> None:
+        self.views.engine_panel.setEnabled(not running)
+        self.views.export_panel.set_locked(running)
+
+    @Slot(int)
+    def _on_image_started(self, index: int) -> None:
+        """The engine took up this photo: show it as working until its result comes."""
+        req = self.controller.request
+        if req is not None and 0 <= index < len(req.photos):
+            self.queue.set_status([req.photos[index].key], Status.WORKING, only_from=(Status.QUEUED,))
+
+    @Slot(str)
+    def _on_started(self, description: str) -> None:
+        n = len(self.controller.request.photos) if self.controller.request else 0
+        self.say(f"Colorizing {n} photos with {description}")
+
+    @Slot(object)
+    def _on_image_done(self, r: PhotoResult) -> None:
+        req = self.controller.request
+        if req is None or not 0 <= r.index < len(req.photos):
+            return
+        key = req.photos[r.index].key
+        self.queue.apply_result(key, r)
+        self.viewer.photo_done(key, r)
+        self.views.timing.add_result(r)
+        p = self.controller.progress
+        if p is not None and r.status != Status.CANCELLED:
+            self.views.progress.setValue(p.processed)
+            self._show_progress()
+            if not self.controller.paused:
+                what = r.message if r.status != Status.DONE else "done"
+                self.say(f"{p.processed} of {p.total}: {r.source.name} {what}")
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        self._failed = True
+        self.say(f"Could not run the batch: {message}")
+        box = QMessageBox(QMessageBox.Icon.Warning, "Colorizer", f"The batch could not run.\n\n{message}",
+                          QMessageBox.StandardButton.Ok, self._parent)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()  # not exec(): the window (and tests) keep running
+        self.failure_box = box
+
+    @Slot(object)
+    def _on_finished(self, summary: BatchSummary) -> None:
+        req = self.controller.request
+        if req is not None:
+            self.queue.set_status((p.key for p in req.photos), Status.QUEUED, only_from=(Status.WORKING,))
+        self._check_pause(False)
+        self.views.summary.show_summary(summary)
+        self.views.progress.setFormat("%v / %m · done" if not summary.cancelled else "%v / %m · cancelled")
+        self.update_compare_columns()
+        if self._failed:
+            return  # _on_failed already said why
+        text = summary.line()
+        if summary.stopped_reason:
+            text += f" ({summary.stopped_reason})"
+        if summary.done:
+            text += f" → {self.views.export_panel.choice().output_dir}"
+        self.say(text)
+
+    @Slot(bool)
+    def _on_paused(self, paused: bool) -> None:
+        if self.pause_action is not None:
+            self.pause_action.setText("&Resume" if paused else "&Pause")
+        self._check_pause(paused)
+        self.say("Paused: the photos in progress finish, then it waits. Resume with "
+                 f"{self.shortcut('pause')}" if paused else "Resumed")
+        self._show_progress()
+
+    @Slot()
+    def _show_progress(self) -> None:
+        """The count and the ETA (counting down, not while paused) on the progress bar."""
+        if self.controller.running:
+            self.views.progress.setFormat(progress_format(self.controller.progress))
+
+    def offer_run_again(self, what: str = "Settings") -> None:
+        """Settings changed: where done photos were made with others, say that Run Again redoes them."""
+        if self.controller.running:
+            return
+        s = self.settings()
+        stale = [r.key for r in self.queue.rows()
+                 if r.status == Status.DONE and out_of_date(r.run_key, run_key(s, self.hint_store.get(r.path)))]
+        if stale:
+            self.say(changed_text(len(stale), self.shortcut("run_again"), what))
+        elif self._offering:  # changed back (a hint added, then removed): the offer no longer holds
+            self.say("The colorized photos are up to date with these settings")
+        self._offering = bool(stale)
+
+    def update_compare_columns(self, *_: object) -> None:
+        self.table.show_compare_columns(self.views.engine_panel.comparing() or self.queue.has_comparison())

@@ -1,0 +1,106 @@
+"""A colour hint drawn on the preview: a ring filled with its colour, dragged to move, right-clicked to remove.
+The edits go back through ``RingEdits`` (the hint editor), after the mouse event that made them. And the popup
+of the model's likeliest colours for a click, with Other… for any colour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QObject, QPointF, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QIcon, QPen, QPixmap
+from PySide6.QtWidgets import (
+    QColorDialog,
+    QGraphicsEllipseItem,
+    QGraphicsItem,
+    QGraphicsSceneMouseEvent,
+    QMenu,
+    QWidget,
+)
+
+from engine.hints import Hint
+
+RING_RADIUS = 7  # screen pixels, at any zoom
+
+
+@dataclass(frozen=True)
+class RingEdits:
+    """What a ring's mouse does: ``remove(index)``, ``move(index, x, y)``; run later in ``context``'s thread."""
+
+    context: QObject
+    remove: Callable[[int], None]
+    move: Callable[[int, float, float], None]
+
+
+class Ring(QGraphicsEllipseItem):
+    """One hint on a scene: a small ring filled with its colour, the same size at every zoom."""
+
+    def __init__(self, edits: RingEdits, index: int, hint: Hint, width: int, height: int) -> None:
+        r = RING_RADIUS
+        super().__init__(-r, -r, 2 * r, 2 * r)
+        self.edits, self.index, self.hint = edits, index, hint
+        self.size = (width, height)
+        self.setPos(hint.x * width, hint.y * height)
+        self.setBrush(QBrush(QColor(*hint.rgb)))
+        self._pen(False)
+        self.setZValue(10)
+        self.setCursor(Qt.CursorShape.SizeAllCursor)
+        self.setToolTip("Colour hint: drag to move; Delete or right-click removes it")
+        for flag in (QGraphicsItem.GraphicsItemFlag.ItemIsMovable, QGraphicsItem.GraphicsItemFlag.ItemIsSelectable,
+                     QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations,
+                     QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges):
+            self.setFlag(flag)
+
+    def _pen(self, selected: bool) -> None:
+        pen = QPen(QColor(255, 210, 0) if selected else QColor(255, 255, 255))
+        pen.setWidthF(3 if selected else 2)
+        self.setPen(pen)
+
+    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: Any) -> Any:
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange:  # stay on the photo
+            w, h = self.size
+            return QPointF(min(max(value.x(), 0.0), w), min(max(value.y(), 0.0), h))
+        if change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
+            self._pen(bool(value))
+        return super().itemChange(change, value)
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.RightButton:
+            event.accept()
+            QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.remove(i))  # after this event
+            return
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        super().mouseReleaseEvent(event)
+        w, h = self.size
+        if self.pos() != QPointF(self.hint.x * w, self.hint.y * h):  # dragged: redrawn after this event
+            x, y = self.pos().x() / w, self.pos().y() / h
+            QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.move(i, x, y))
+
+
+RGB = tuple[int, int, int]
+
+
+def colour_menu(parent: QWidget | None, colours: list[RGB], pick: Callable[[RGB], None]) -> QMenu:
+    """A swatch per colour, most likely first, then Other… (a colour dialog starting at the likeliest)."""
+    menu = QMenu(parent)
+    menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    for rgb in colours:
+        swatch = QPixmap(16, 16)
+        swatch.fill(QColor(*rgb))
+        action = menu.addAction(QIcon(swatch), "#{:02x}{:02x}{:02x}".format(*rgb))
+        action.triggered.connect(lambda _=False, c=rgb: pick(c))
+    menu.addSeparator()
+    menu.addAction("Other…").triggered.connect(lambda: other_colour(parent, colours[0] if colours else None, pick))
+    return menu
+
+
+def other_colour(parent: QWidget | None, start: RGB | None, pick: Callable[[RGB], None]) -> None:
+    dialog = QColorDialog(QColor(*start) if start else QColor(128, 128, 128), parent)
+    dialog.setWindowTitle("Hint colour")
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.colorSelected.connect(lambda c: pick((c.red(), c.green(), c.blue())))
+    dialog.open()
