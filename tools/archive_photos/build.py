@@ -135,8 +135,15 @@ def build(out_dir: Path, rows: list[Row], cache: Path) -> None:
         if r.frame:
             wanted.setdefault((r.package, r.version, r.path), set()).add(int(r.frame))
     out_rows = []
+    videos: dict[tuple[str, str, str], bytes] = {}  # each video is read from its archive once
     for r in rows:
-        data = ext.load_bytes(r.source, cache)
+        key = (r.package, r.version, r.path)
+        if r.frame:
+            if key not in videos:
+                videos[key] = ext.load_bytes(r.source, cache)
+            data = videos[key]
+        else:
+            data = ext.load_bytes(r.source, cache)
         if r.frame:
             data = png_bytes(Image.fromarray(frames.get(r, wanted[(r.package, r.version, r.path)], data)))
         if TRANSFORMS[r.transform] is not None:
@@ -168,7 +175,8 @@ def build(out_dir: Path, rows: list[Row], cache: Path) -> None:
         writer.writerows(out_rows)
     scenes = sorted({r.scene for r in rows})
     n_held = sum(1 for v in split.values() if v == "heldout")
-    print(f"{len(out_rows)} photos in {len(scenes)} scenes ({len(out_rows) - n_held} tune, {n_held} held out) -> {out_dir}")
+    n_tune = len(out_rows) - n_held
+    print(f"{len(out_rows)} photos in {len(scenes)} scenes ({n_tune} tune, {n_held} held out) -> {out_dir}")
 
 
 def main(argv: list[str] | None = None) -> None:
