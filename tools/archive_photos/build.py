@@ -13,6 +13,8 @@ Two things are added for this set:
 - `frame`: a row may take one frame of a video inside the package (0-based index, frames decoded in order
   with OpenCV's FFmpeg reader, `cv2`, the project's own dependency). The frame is handed to the same
   `convert` step as a lossless PNG.
+- `path` may name a zip file inside the package and a member of that zip, as `OUTER.zip!MEMBER`
+  (clustimage keeps its example photos in such zips).
 - `transform`: `rot90cw` turns a photo that was stored sideways (no EXIF orientation) upright.
 - `scene` and the fixed split: within a scene the photos are numbered 1..n in the TSV's order (which is the
   order of the original file name or frame number); photos number ceil(n/3) and ceil(2n/3) are `heldout`,
@@ -30,6 +32,7 @@ import io
 import math
 import sys
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,12 +139,20 @@ def build(out_dir: Path, rows: list[Row], cache: Path) -> None:
             wanted.setdefault((r.package, r.version, r.path), set()).add(int(r.frame))
     out_rows = []
     videos: dict[tuple[str, str, str], bytes] = {}  # each video is read from its archive once
+    zips: dict[str, bytes] = {}  # and each zip inside an archive
     for r in rows:
         key = (r.package, r.version, r.path)
         if r.frame:
             if key not in videos:
                 videos[key] = ext.load_bytes(r.source, cache)
             data = videos[key]
+        elif "!" in r.path:
+            outer, inner = r.path.split("!", 1)
+            if outer not in zips:
+                src = ext.Source(r.package, r.version, r.registry, outer, r.file, r.category, r.license)
+                zips[outer] = ext.load_bytes(src, cache)
+            with zipfile.ZipFile(io.BytesIO(zips[outer])) as zf:
+                data = zf.read(inner)
         else:
             data = ext.load_bytes(r.source, cache)
         if r.frame:
