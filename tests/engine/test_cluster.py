@@ -202,7 +202,7 @@ def test_an_old_output_a_round_never_replaced_is_not_reported_done(local_ray, we
     old = tmp_path / "out" / "p00.png"
     old.parent.mkdir()
     old.write_bytes(b"an earlier run's output")
-    real_round, rounds = cluster._round, []
+    real_round, rounds = cluster.Rounds.one_round, []
 
     def ends_early_the_first_time(*args, **kwargs):
         rounds.append(1)
@@ -210,7 +210,7 @@ def test_an_old_output_a_round_never_replaced_is_not_reported_done(local_ray, we
             raise RuntimeError("the round ended early")  # before any write: the old output is still there
         real_round(*args, **kwargs)
 
-    monkeypatch.setattr(cluster, "_round", ends_early_the_first_time)
+    monkeypatch.setattr(cluster.Rounds, "one_round", ends_early_the_first_time)
     export = ExportOptions(tmp_path / "out", if_exists="overwrite")
     run = run_on_ray([src], settings(weights), export, "local", max_rounds=1)
     assert (run.summary.done, run.summary.failed) == (0, 1)

@@ -1,0 +1,66 @@
+"""What the hardware offers: the CPU's vector units, and a 3x3 convolution's measured peak."""
+
+from __future__ import annotations
+
+import platform
+import statistics
+import time
+from dataclasses import dataclass
+
+import torch
+
+from ..devices import cpu_has_fast_bf16
+
+
+@dataclass(frozen=True)
+class CpuInfo:
+    """What the CPU offers the convolutions: results differ between CPU kinds, so every bench says which."""
+
+    model: str
+    capability: str  # torch.backends.cpu.get_cpu_capability(): the widest vector ISA ATen uses (AVX2, AVX512...)
+    amx: bool  # AMX tiles (Sapphire Rapids and later): oneDNN's bf16 matrix units; ATen still reports AVX512
+    avx512_bf16: bool
+    bf16_native: bool  # engine.devices.cpu_has_fast_bf16: what "auto" precision goes by
+
+    def line(self) -> str:
+        extras = [name for name, on in (("AMX", self.amx), ("AVX512-BF16", self.avx512_bf16)) if on]
+        isa = self.capability + (f" + {' + '.join(extras)}" if extras else "")
+        return f"cpu: {self.model}; {isa}; bf16 {'native' if self.bf16_native else 'emulated (not offered)'}"
+
+
+def cpu_info() -> CpuInfo:
+    flags: set[str] = set()
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "flags" and not flags:
+                    flags = set(value.split())
+                elif key.strip() == "model name" and value.strip():
+                    model = value.strip()
+    except OSError:  # not Linux: the flags are unknown, torch's own figures remain
+        pass
+    return CpuInfo(model, torch.backends.cpu.get_cpu_capability(), "amx_tile" in flags, "avx512_bf16" in flags,
+                   cpu_has_fast_bf16())
+
+
+def conv_peak_gflops(device: torch.device, dtype: torch.dtype) -> float:
+    """A 3x3 convolution, 64 channels, 256 px, channels_last: what this hardware gives."""
+    conv = torch.nn.Conv2d(64, 64, 3, padding=1, bias=False).to(device=device, dtype=dtype)
+    conv = conv.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
+    x = torch.randn(4, 64, 256, 256, device=device, dtype=dtype).contiguous(memory_format=torch.channels_last)
+    flops = 2 * 64 * 64 * 9 * 256 * 256 * 4
+    with torch.inference_mode():
+        for _ in range(2):
+            conv(x)
+        times = []
+        for _ in range(5):
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            t = time.perf_counter()
+            conv(x)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            times.append(time.perf_counter() - t)
+    return flops / statistics.median(times) / 1e9

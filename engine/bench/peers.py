@@ -1,0 +1,128 @@
+"""``bench --peers``: ours beside the model exported to ONNX on ONNX Runtime and OpenVINO, in one process."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..devices import cpu_has_fast_bf16, describe_device, resolve_device
+from .hardware import cpu_info
+from .inputs import bench_inputs, bench_model
+from .settings import BenchSettings
+
+
+@dataclass
+class PeerRow:
+    runtime: str  # "ours, optimized", "OpenVINO 2026.4", ...
+    precision: str
+    batch: int
+    ms_per_image: float  # median over the rounds
+    rounds_ms: list[float]
+    max_abs_diff: float  # against our baseline at the same batch, Lab ab units
+    p999_abs_diff: float
+
+    @property
+    def ours(self) -> bool:
+        return self.runtime.startswith("ours")
+
+
+def run_peers_bench(s: BenchSettings) -> int:
+    """Our runtimes beside the model exported to ONNX on ONNX Runtime and OpenVINO: one process, the same
+    inputs, every runtime once a round in turn (a busy spell on the shared cores hits them all alike), the
+    median over the rounds, and each one's agreement with our baseline.
+    """
+    import copy
+
+    from ..peers import PEERS_EXTRA, export_onnx, missing_peers, onnxruntime_peer, openvino_peer
+    from ..runtimes import make_runtime
+    from ..runtimes.base import ab_difference
+
+    missing = missing_peers()
+    if missing:
+        print(f"error: bench --peers needs {', '.join(missing)}: {PEERS_EXTRA}", file=sys.stderr)
+        return 1
+    device = resolve_device("cpu")  # the peers run on the CPU: so do we, here
+    threads = s.threads or torch.get_num_threads()
+    torch.set_num_threads(threads)
+    model = bench_model(s.weights)
+    bf16 = cpu_has_fast_bf16()
+    print(f"device: {describe_device(device)}, threads {threads} for every runtime, size {s.size}x{s.size}, "
+          f"{s.rounds} rounds taking turns after {s.warmup} warm-up calls each, median ms per image")
+    print(cpu_info().line())
+    rows: list[PeerRow] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx_file = export_onnx(copy.deepcopy(model), Path(tmp) / "colorizer.onnx", s.size)
+        for batch in s.batches:
+            L = bench_inputs(s.size, batch)
+            runners: list[tuple[str, str, Any]] = [("ours, baseline", "fp32", make_runtime("baseline", model, device,
+                                                                                            "fp32").run)]
+            runners += [("ours, optimized", p, make_runtime("optimized", model, device, p).run)
+                        for p in ("fp32", "bf16") if p == "fp32" or bf16]
+            peers = [onnxruntime_peer(onnx_file, threads)]
+            peers += [openvino_peer(onnx_file, threads, p, L.shape) for p in ("fp32", "bf16") if p == "fp32" or bf16]
+            runners += [(peer.name, peer.precision, peer.run) for peer in peers]
+            outputs = {}
+            for name, precision, run in runners:
+                for _ in range(max(1, s.warmup)):
+                    outputs[(name, precision)] = run(L)
+            times: dict[tuple[str, str], list[float]] = {(n, p): [] for n, p, _ in runners}
+            for _ in range(s.rounds):
+                for name, precision, run in runners:
+                    t = time.perf_counter()
+                    run(L)
+                    times[(name, precision)].append(1000 * (time.perf_counter() - t) / batch)
+            reference = outputs[("ours, baseline", "fp32")]
+            for name, precision, _ in runners:
+                p999, most = ab_difference(outputs[(name, precision)], reference)
+                rows.append(PeerRow(name, precision, batch, statistics.median(times[(name, precision)]),
+                                    times[(name, precision)], most, p999))
+            print(f"  measured batch {batch}", flush=True)
+    print()
+    for line in peer_table(rows):
+        print(line)
+    print()
+    for line in peer_verdicts(rows):
+        print(line)
+    if s.json_path:
+        doc = {"device": describe_device(device), "cpu": asdict(cpu_info()), "threads": threads, "size": s.size,
+               "rounds": s.rounds, "rows": [asdict(r) for r in rows]}
+        Path(s.json_path).write_text(json.dumps(doc, indent=2))
+    return 0
+
+
+def peer_table(rows: list[PeerRow]) -> list[str]:
+    lines = ["| runtime | precision | batch | ms/image | x our fastest's time | max abs diff | p99.9 abs diff |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        fastest = min(x.ms_per_image for x in rows if x.batch == r.batch and x.ours)
+        lines.append(f"| {r.runtime} | {r.precision} | {r.batch} | {r.ms_per_image:.1f} | "
+                     f"{r.ms_per_image / fastest:.2f} | {r.max_abs_diff:.3g} | {r.p999_abs_diff:.3g} |")
+    return lines
+
+
+def peer_verdicts(rows: list[PeerRow]) -> list[str]:
+    """Ours against OpenVINO, as ratios of speed (> 1: ours is faster): fastest against fastest, fp32 against f32."""
+    lines = []
+    for batch in sorted({r.batch for r in rows}):
+        at = [r for r in rows if r.batch == batch]
+        ours = [r for r in at if r.ours and "baseline" not in r.runtime]
+        vino = [r for r in at if r.runtime.startswith("OpenVINO")]
+        if not ours or not vino:
+            continue
+        best, rival = min(ours, key=lambda r: r.ms_per_image), min(vino, key=lambda r: r.ms_per_image)
+        lines.append(f"batch {batch}: our fastest ({best.precision}) is {rival.ms_per_image / best.ms_per_image:.2f}x "
+                     f"the speed of OpenVINO's fastest ({rival.precision})")
+        ours32 = next((r for r in ours if r.precision == "fp32"), None)
+        vino32 = next((r for r in vino if r.precision == "fp32"), None)
+        if ours32 is not None and vino32 is not None:
+            lines.append(f"batch {batch}: our fp32 is {vino32.ms_per_image / ours32.ms_per_image:.2f}x the speed of "
+                         "OpenVINO's f32")
+    return lines

@@ -1,0 +1,139 @@
+"""``colorize``: files and folders in, colour photos out, on this machine or on a Ray cluster (``--ray``)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..messages import counted, one_line, printable, short_reason
+from .report import PhotoReport, print_problems
+from .usage import UsageError
+
+if TYPE_CHECKING:
+    from ..hints import Hint, HintsFile
+    from ..options import ColorizeSettings, ExportOptions, Job
+
+log = logging.getLogger(__package__)  # records under the command line's one name, engine.cli
+
+
+def _if_exists(args: argparse.Namespace) -> str:
+    return "skip" if args.skip_existing else "overwrite" if args.overwrite else "new_name"
+
+
+def colorize_command(args: argparse.Namespace) -> int:
+    from ..batch.inputs import collect_inputs
+    from ..batch.pipeline import BatchPipeline, RunControl
+    from ..colorizer import Colorizer
+    from ..hints import HintsFileError, load_hints_file
+    from ..options import ColorizeSettings, ExportOptions
+    from ..weights import WeightsError
+
+    try:
+        settings = ColorizeSettings(engine=args.engine, device=args.device, precision=args.precision,
+                                    batch_size=args.batch_size, size=args.size, compile=args.compile,
+                                    weights=args.weights).validated()
+        export = ExportOptions(output_dir=args.output, format=args.format, jpeg_quality=args.quality,
+                               if_exists=_if_exists(args),
+                               colour_inputs=args.colour_inputs, strength=args.strength).validated()
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    hints_file: HintsFile | None = None
+    if args.hints is not None:
+        try:
+            hints_file = load_hints_file(args.hints)
+        except HintsFileError as err:
+            raise UsageError(one_line(str(err), 300)) from None
+    warnings.simplefilter("ignore")  # library warnings mean nothing to the user; failures are reported per photo
+    report = PhotoReport()
+    if args.ray:
+        return _colorize_on_ray(args.inputs, settings, export, args.ray, report, hints_file)
+    jobs, problems = collect_inputs(args.inputs)
+    print_problems(len(jobs), problems)
+    if not jobs:
+        return 1
+    try:
+        colorizer = Colorizer.create(settings)
+    except WeightsError as err:
+        print(f"error: {short_reason(err, 300)}", file=sys.stderr)
+        return 1
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    log.info("%s; engine %s, batch %d, working size %d", counted(len(jobs), "photo"), colorizer.description,
+             settings.batch_size, settings.size)
+    if hints_file is not None and not colorizer.takes_hints:
+        raise UsageError("--hints: these weights take no colour hints (use weights trained with --hint-channels 3)")
+    hints = _matched_hints(hints_file, jobs) if hints_file is not None else {}
+    report.start(len(jobs))
+    control = RunControl()
+    pipeline = BatchPipeline(colorizer, export, hints=hints)
+    try:
+        summary = pipeline.run(jobs, on_result=report, control=control)
+    except KeyboardInterrupt:
+        control.cancel()
+        report.close()
+        print(report.cancelled_text(len(jobs), export.output_dir), file=sys.stderr)
+        return 130
+    report.close()
+    if summary.stopped_reason:
+        print(f"error: {one_line(summary.stopped_reason, 300)}", file=sys.stderr)
+    print(f"{summary.line()} [{colorizer.description}]")
+    return 1 if report.failed or problems or summary.stopped_reason else 0
+
+
+def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: ExportOptions, address: str,
+                     report: PhotoReport, hints_file: HintsFile | None = None) -> int:
+    """``colorize --ray``: the messages and exit status of a local run; the summary line adds the cluster's size."""
+    import importlib.util
+
+    from ..batch.cluster import run_on_ray
+    from ..weights import DEFAULT_WEIGHTS, WeightsError, read_weights
+
+    if importlib.util.find_spec("ray") is None:
+        print("error: --ray needs Ray: pip install 'colorizer[cluster]'", file=sys.stderr)
+        return 1
+    try:
+        blob = read_weights(settings.weights if settings.weights is not None else DEFAULT_WEIGHTS)
+    except WeightsError as err:
+        print(f"error: {short_reason(err, 300)}", file=sys.stderr)
+        return 1
+    if hints_file is not None and not int(blob.get("config", {}).get("hint_channels", 0)):
+        raise UsageError("--hints: these weights take no colour hints (use weights trained with --hint-channels 3)")
+
+    def on_plan(total: int, problems: list[str]) -> None:
+        print_problems(total, problems)
+        if total:
+            report.start(total)
+
+    try:
+        run = run_on_ray(inputs, settings, export, address, report, on_plan=on_plan,
+                         hints=(lambda jobs: _matched_hints(hints_file, jobs)) if hints_file is not None else None)
+    except ConnectionError as err:
+        print(f"error: cannot reach the Ray cluster at {address}: {short_reason(err)}", file=sys.stderr)
+        return 1
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    finally:
+        report.close()
+    if not run.summary.total:
+        return 1
+    print(run.line())
+    return 1 if run.summary.failed or run.problems else 0
+
+
+def _matched_hints(hints_file: HintsFile, jobs: list[Job]) -> dict[int, tuple[Hint, ...]]:
+    """The hints file's points by job index; keys that name no input, or several, are warned about and not used."""
+    from ..hints import match_hints, photo_key
+
+    matched = match_hints(hints_file, jobs)
+    for key in matched.unmatched:
+        print(f"warning: hints file: '{printable(key)}' names no input; its points are not used", file=sys.stderr)
+    for key in matched.ambiguous:
+        name = key.replace("\\", "/").rsplit("/", 1)[-1]
+        some = ", ".join(printable(photo_key(j)) for j in jobs if j.path.name == name)
+        print(f"warning: hints file: '{printable(key)}' names more than one input ({one_line(some, 200)}): "
+              "name it by its path relative to its input folder; its points are not used", file=sys.stderr)
+    return matched.hints
