@@ -7,6 +7,7 @@ Tuned models live in the user's data folder (platformdirs; ``COLORIZER_MODELS_DI
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -67,9 +68,19 @@ def check_name(name: str) -> str:
     return name
 
 
+def card_of(meta: dict[str, Any]) -> dict[str, Any]:
+    """The model card a weights file carries (stored as JSON text in its meta); {} when it has none."""
+    raw = meta.get("card")
+    try:
+        card = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return {}
+    return card if isinstance(card, dict) else {}
+
+
 def _entry(name: str, path: Path) -> NamedModel:
     try:
-        return NamedModel(name, path, dict(read_weights(path).get("meta", {})))
+        return NamedModel(name, path, card_of(read_weights(path).get("meta", {})))
     except WeightsError as err:
         return NamedModel(name, path, problem=str(err).splitlines()[0])
 

@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ def test_a_tuned_model_is_found_by_name_and_listed_with_its_measured_gain(store)
     path = new_model_path("Grandma's house".replace("'", ""))
     card = {"tune": {"photos": 60, "folders": "/photos/colour", "minutes": 10,
                      "heldout": {"photos": 9, "gain_db": 0.72}}}
-    save_weights(random_model(), path, card)
+    save_weights(random_model(), path, {"card": json.dumps(card)})
     assert model_path("Grandmas house") == path
     line = [m for m in list_models() if m.name == "Grandmas house"][0].line()
     assert "60 photos" in line and "+0.72 dB" in line and "9 held-out" in line
