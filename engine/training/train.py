@@ -18,7 +18,7 @@ import queue
 import threading
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +29,10 @@ import torch.nn.functional as F
 from .. import color
 from ..atomic import atomic_write
 from ..devices import cpu_has_fast_bf16
-from ..model import (
-    CVUNet,
-    ModelConfig,
-    ab_variance,
-    doubt_scale,
-    init_encoder_from_imagenet,
-    with_hint_channels,
-    with_hint_decoder,
-)
+from ..model import CVUNet, ModelConfig, init_encoder_from_imagenet, with_hint_channels, with_hint_decoder
 from ..progress import ProgressBar
-from ..weights import load_imagenet, load_model, save_weights, weights_meta
+from ..readout import Readout, spread_of
+from ..weights import load_imagenet, load_model, save_weights, stored_config, weights_meta
 from .card import write_model_card
 from .dataset import PhotoSet, fixed_batch, load_photos, make_batch, make_hints
 from .degrade import DegradeSettings
@@ -119,12 +112,12 @@ def predict_moments(model: CVUNet, L: np.ndarray, temperature: float | None = No
     logits' quarter size (N,1,S/4,S/4), as the runtimes read it: the read-out before the doubt pull and the
     chroma gain, and what the pull reads.
     """
-    t = model.config.temperature if temperature is None else temperature
+    readout = model.readout if temperature is None else replace(model.readout, temperature=temperature)
     abs_, variances = [], []
     for i in range(0, len(L), batch):
         x = torch.from_numpy(L[i : i + batch]).contiguous(memory_format=torch.channels_last)
-        logits, ab = model.forward_train(x, t)
-        variance = ab_variance(logits, model.bins, t)
+        logits, ab = model.forward_train(x, readout.temperature)
+        variance = readout.variance(logits, model.bins)
         abs_.append(_full_size(ab, x.shape[-2:]))
         variances.append(variance.float().numpy())
     return np.concatenate(abs_), np.concatenate(variances)
@@ -134,18 +127,17 @@ def _full_size(y: torch.Tensor, size: torch.Size) -> np.ndarray:
     return F.interpolate(y.float(), size=size, mode="bilinear", align_corners=False).permute(0, 2, 3, 1).numpy()
 
 
-def pulled(ab: np.ndarray, variance: np.ndarray, pull: float) -> np.ndarray:
-    """The ab with the doubt pull applied: ``doubt_scale`` at the variance's size, upsampled, as the runtimes do."""
-    if not pull:
+def pulled(ab: np.ndarray, variance: np.ndarray, readout: Readout) -> np.ndarray:
+    """The ab (N,S,S,2) with the read-out's doubt pull (``Readout.doubt`` at ab's size), before its gain."""
+    if not readout.doubt_pull:
         return ab
-    scale = doubt_scale(torch.from_numpy(variance), pull)
-    return ab * _full_size(scale, torch.Size(ab.shape[1:3]))
+    return ab * readout.doubt(torch.from_numpy(variance), ab.shape[1:3]).permute(0, 2, 3, 1).numpy()
 
 
 def predict_ab(model: CVUNet, L: np.ndarray, temperature: float | None = None, batch: int = 8) -> np.ndarray:
     """Predicted ab (N,S,S,2, with the model's doubt pull, before the chroma gain), upsampled to full size."""
     ab, variance = predict_moments(model, L, temperature, batch)
-    return pulled(ab, variance, model.config.doubt_pull)
+    return pulled(ab, variance, model.readout)
 
 
 @dataclass
@@ -173,7 +165,7 @@ def quality_of(L: np.ndarray, ab_pred: np.ndarray, ref: Reference) -> dict[str, 
 
 def quality(model: CVUNet, L: np.ndarray, ab: np.ndarray) -> dict[str, float]:
     """quality_of the model's own read-out (its temperature and chroma gain)."""
-    return quality_of(L, predict_ab(model, L) * model.config.chroma_gain, Reference.of(L, ab))
+    return quality_of(L, predict_ab(model, L) * model.readout.chroma_gain, Reference.of(L, ab))
 
 
 TEMPERATURES = (0.32, 0.38, 0.45, 0.55, 0.7, 1.0)
@@ -195,8 +187,8 @@ def choose_readout(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: 
     rows = []
     for t in temperatures:
         raw, variance = predict_moments(model, L, t)
-        for pull in (model.config.doubt_pull,) if pulls is None else pulls:
-            out = pulled(raw, variance, pull)
+        for pull in (model.readout.doubt_pull,) if pulls is None else pulls:
+            out = pulled(raw, variance, Readout(temperature=t, doubt_pull=pull))
             for g in gains:
                 rows.append({"temperature": t, "doubt_pull": pull, "chroma_gain": g, **quality_of(L, out * g, ref)})
     vivid = [r for r in rows if r["colourfulness_ratio"] >= colour_target]
@@ -273,7 +265,7 @@ def tuning_score(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: fl
     One that cannot reach the colour target at any gain scores 100 dB less, so it is never chosen
     over one that can.
     """
-    best, _ = choose_readout(model, L, ab, colour_target, (model.config.temperature,))
+    best, _ = choose_readout(model, L, ab, colour_target, (model.readout.temperature,))
     return best["gain_db"] - (0.0 if best["vivid"] else 100.0), best["chroma_gain"]
 
 
@@ -591,16 +583,12 @@ def train(s: TrainSettings) -> dict[str, Any]:
     else:
         picked, readout_rows = choose_readout_on_training_photos(model, tune_L, tune_ab)
         # No pull is chosen on training photos: the model's own is kept (the gain was measured with it).
-        temperature, gain, pull = picked["temperature"], picked["chroma_gain"], model.config.doubt_pull
+        temperature, gain, pull = picked["temperature"], picked["chroma_gain"], model.readout.doubt_pull
         readout = {"chosen_on": "training photos", **picked}
-    model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": temperature,
-                                          "chroma_gain": gain, "doubt_pull": pull})
+    model.readout = replace(model.readout, temperature=temperature, chroma_gain=gain, doubt_pull=pull)
     if model.config.hint_channels and tune_set.images:
         spread, spread_rows = choose_spread(model, tune_L, tune_ab)
-        model.config = ModelConfig.from_dict({**model.config.to_dict(), "hint_spread": spread["reach"],
-                                              "hint_spread_lightness": spread["lightness"],
-                                              "hint_spread_floor": spread["floor"],
-                                              "hint_spread_colour": spread["colour"]})
+        model.readout = replace(model.readout, spread=spread_of(spread))
         readout["hint_spread"] = {**spread, "search": spread_rows}
     final = quality(model, val_L, val_ab) if val_L is not None and val_ab is not None else {}
     minutes = (elapsed_before + time.monotonic() - t0) / 60
@@ -612,7 +600,7 @@ def train(s: TrainSettings) -> dict[str, Any]:
         "steps": step, "planned_steps": s.steps, "stopped_by_time_budget": stopped_by_budget,
         "minutes": round(minutes, 1),
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(s).items()},
-        "model": model.config.to_dict(), "bins": int(model.bins.shape[0]),
+        "model": stored_config(model), "bins": int(model.bins.shape[0]),
         "weights": ("moving average of the weights" if average is not None else "the weights")
         + (f" at step {selected}, the best on the tuning photos" if best is not None else " at the last step"),
         "selected_step": selected,
