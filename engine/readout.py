@@ -64,7 +64,7 @@ def annealed_mean(logits: torch.Tensor, centres: torch.Tensor, temperature: floa
 
 
 def spread_of(row: dict[str, Any]) -> HintSpread:
-    """The hint spread of a search row (``training.train.choose_spread``: keys named as HintSpread's fields)."""
+    """The hint spread of a search row (``training.tuning.choose_spread``: keys named as HintSpread's fields)."""
     return HintSpread(**{f.name: row[f.name] for f in fields(HintSpread)})
 
 

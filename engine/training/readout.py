@@ -29,7 +29,7 @@ from ..readout import Readout, spread_of
 from ..weights import load_model, save_weights, stored_config, weights_meta
 from .card import write_model_card
 from .dataset import load_photos
-from .train import choose_spread_on_photos
+from .tuning import choose_spread_on_photos
 
 log = logging.getLogger(__name__)
 

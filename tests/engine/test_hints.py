@@ -358,7 +358,8 @@ def test_compare_mode_with_hints_measures_the_engines_not_the_spread(tmp_path):
 
 
 def test_a_tuned_hinted_training_chooses_the_spread_on_the_tuning_photos_and_ships_it(photos, tmp_path):
-    from engine.training.train import SPREADS, train
+    from engine.training.train import train
+    from engine.training.tuning import SPREADS
 
     start = tmp_path / "start.pt"
     save_weights(random_model(bins=313), start)

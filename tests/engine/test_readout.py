@@ -55,7 +55,7 @@ def test_readout_changes_only_the_read_out_and_records_where_it_was_chosen(other
     assert {x["chroma_gain"] for x in rows} == set(READOUT_GAINS)
     assert r["colourfulness_ratio"] == max(x["colourfulness_ratio"] for x in rows if x["gain_db"] >= -50.0)
     model = load_model(tmp_path / "again.pt")
-    c = model.config
+    c = model.readout
     assert (c.temperature, c.doubt_pull, c.chroma_gain) == (r["temperature"], r["doubt_pull"], r["chroma_gain"])
     before, after = read_weights(tmp_path / "w.pt")["state"], read_weights(tmp_path / "again.pt")["state"]
     assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
@@ -125,7 +125,7 @@ def test_the_card_of_trained_weights_says_where_the_read_out_was_chosen_and_keep
 def test_hints_only_keeps_the_automatic_read_out_and_chooses_the_spread_with_its_colour_scale(other_photos, tmp_path):
     from engine.model import with_hint_channels, with_hint_decoder
     from engine.readout import Readout
-    from engine.training.train import SPREADS
+    from engine.training.tuning import SPREADS
 
     model = with_hint_decoder(with_hint_channels(random_model(seed=6)))
     model.readout = Readout(temperature=0.7, doubt_pull=32.0, chroma_gain=1.2)

@@ -7,7 +7,8 @@ import pytest
 import torch
 from helpers import colour_photo
 
-from engine.training.train import PULLS, TrainSettings, train
+from engine.training.train import TrainSettings, train
+from engine.training.tuning import PULLS
 from engine.weights import load_model, weights_meta
 
 
@@ -95,7 +96,7 @@ def test_split_by_name_is_fixed_and_tuning_photos_are_never_validation_photos():
 def test_weight_average_follows_the_weights_slowly():
     from helpers import random_model
 
-    from engine.training.train import WeightAverage
+    from engine.training.average import WeightAverage
 
     model = random_model()
     avg = WeightAverage(model, decay=0.9)
