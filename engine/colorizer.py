@@ -231,7 +231,7 @@ class Colorizer:
 
     def spread(self, ab_half: np.ndarray, item: Prepared, hints: Sequence[Hint] = ()) -> np.ndarray:
         """One photo's network output, after the hint gain, with its hints' corrections spread (``spread_on_half``)."""
-        return spread_on_half(ab_half, item, hints, self.model.config.spread)
+        return spread_on_half(ab_half, item, hints, self.model.readout.spread)
 
     def infer(self, canvas: np.ndarray, hints: np.ndarray | None = None) -> np.ndarray:
         """The network on a packed canvas (N x 1 x H x W; hint maps N x 3 x H x W) -> half-size ab (N x 2 x H/2 x W/2).

@@ -3,7 +3,8 @@
 It reads L (N x 1 x H x W, 0..100, H and W multiples of 32), and in a hinted model also a
 colour-hint map (N x 3 x H x W, see ``hints.py``), and predicts, at a quarter
 of the input size, logits over quantized ab bins; their annealed mean, refined at half
-size with the stride-2 skip, is the ab output (N x 2 x H/2 x W/2, Lab units).
+size with the stride-2 skip, is the ab output (N x 2 x H/2 x W/2, Lab units). How the
+distribution becomes colours (temperature, doubt pull, gain) is the read-out (``readout.py``).
 
 This file holds modules only: no I/O, devices or weight files (see ``weights.py``).
 """
@@ -11,7 +12,7 @@ This file holds modules only: no I/O, devices or weight files (see ``weights.py`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import torch
 import torch.nn.functional as F
@@ -19,7 +20,8 @@ from torch import nn
 
 from .color import AB_RANGE
 from .encoder import ENCODERS, ConvBN, EfficientNetLite
-from .hints import HINT_CHANNELS, HintSpread
+from .hints import HINT_CHANNELS
+from .readout import Readout, annealed_mean
 
 MULTIPLE = 32  # the encoder's total stride: inputs are padded to a multiple of it
 # The encoder sees L * L_SCALE - L_SHIFT: L 0..100 to the -1..1 range of its ImageNet training.
@@ -29,7 +31,7 @@ L_SHIFT = 1.0
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Architecture settings, stored beside the weights.
+    """Architecture settings, stored beside the weights (the read-out, ``readout.Readout``, is not one).
 
     Args:
         num_bins: how many ab bins the head predicts over (fitted to the training photos).
@@ -41,18 +43,6 @@ class ModelConfig:
         aspp_out: channels after the ASPP projection.
         decoder: widths of the decoder stages at strides 16, 8 and 4.
         refine: width of the half-resolution refinement.
-        temperature: annealed-mean temperature of the read-out (lower is more vivid).
-        chroma_gain: scale on the predicted ab at inference; a loss that favours PSNR
-            undershoots colourfulness, and training sets this to give back what it lost.
-        doubt_pull: where the predicted ab distribution is broad, pull the colour toward grey
-            (``doubt_scale``): a muted colour where the model is unsure, not a vivid wrong guess.
-            0 leaves the read-out as it is. Chosen with the temperature and gain on tuning photos.
-        hint_spread, hint_spread_lightness, hint_spread_floor: how far each hint's correction is carried
-            to the pixels around it (``hints.HintSpread``; spread 0: not at all). A read-out setting,
-            chosen on tuning photos.
-        hint_gain: chroma gain on the network's colour of a photo that has hints (``HintSpread.gain``).
-        hint_spread_colour: how much a hint's spread is held to pixels the network coloured like the hinted
-            one (``HintSpread.colour``; 0: not at all).
         encoder: the ImageNet encoder, "lite0" or "lite2" (EfficientNet-Lite; Lite2 is wider and deeper).
         hint_channels: 0, or 3 for a model that also reads a colour-hint map (ab and mask) beside L.
         hint_decoder: a hinted model also gets the hint map straight into each decoder stage and the
@@ -69,14 +59,6 @@ class ModelConfig:
     aspp_out: int = 160
     decoder: tuple[int, int, int] = (128, 96, 64)
     refine: int = 16
-    temperature: float = 0.38
-    chroma_gain: float = 1.0
-    doubt_pull: float = 0.0
-    hint_spread: float = 0.0
-    hint_spread_lightness: float = 10.0
-    hint_spread_floor: float = 0.05
-    hint_gain: float = 1.0
-    hint_spread_colour: float = 0.0
     encoder: str = "lite0"
     hint_channels: int = 0
     hint_decoder: bool = False
@@ -90,11 +72,6 @@ class ModelConfig:
             raise ValueError("hint_decoder needs hint_channels")
 
     @property
-    def spread(self) -> HintSpread:
-        return HintSpread(self.hint_spread, self.hint_spread_lightness, self.hint_spread_floor, self.hint_gain,
-                          self.hint_spread_colour)
-
-    @property
     def decoder_hint_channels(self) -> int:
         """Extra inputs of each decoder stage and of the refinement: the hint features, or none."""
         return HINT_FEATURES if self.hint_decoder else 0
@@ -104,6 +81,7 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> ModelConfig:
+        """The architecture of a stored dict; other keys (a weights file keeps the read-out beside it) are ignored."""
         known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
         for key in ("aspp_rates", "decoder"):
             if key in known:
@@ -149,43 +127,6 @@ def hint_features(hints: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
     wide_ab, wide_mask = box_mean(ab, k), box_mean(mask, k)
     return torch.cat([ab / mask.clamp_min(1e-6), (mask > 0).float(),
                       wide_ab / wide_mask.clamp_min(1e-6), (wide_mask > 0).float()], dim=1)
-
-
-def ab_variance(logits: torch.Tensor, centres: torch.Tensor, temperature: float) -> torch.Tensor:
-    """How broad the predicted colour is: the ab variance (Lab units squared) under softmax(logits / T).
-
-    logits: N x Q x H x W; centres: Q x 2. Returns N x 1 x H x W float32.
-    """
-    probs = torch.softmax(logits.float() / temperature, dim=1)
-    c = centres.float()
-    mean = torch.einsum("nqhw,qc->nchw", probs, c)
-    square = torch.einsum("nqhw,q->nhw", probs, (c * c).sum(dim=1))[:, None]
-    return (square - (mean * mean).sum(dim=1, keepdim=True)).clamp_min(0.0)
-
-
-def doubt_scale(variance: torch.Tensor, pull: float) -> torch.Tensor:
-    """The factor on ab for a given variance: 1 where the model is sure, toward 0 as its colour spreads.
-
-    1 / (1 + pull * var / AB_RANGE^2): with a spread of 50 ab units (a guess between, say, a red and a
-    blue) and pull 4, the colour keeps 0.45 of its chroma.
-    """
-    return 1.0 / (1.0 + (pull / AB_RANGE**2) * variance)
-
-
-def pull_toward_grey(ab: torch.Tensor, variance: torch.Tensor, pull: float) -> torch.Tensor:
-    """The ab (N x 2 x H x W) with the doubt pull: ``doubt_scale`` at the variance's size, upsampled to ab's."""
-    scale = doubt_scale(variance, pull)
-    return ab * F.interpolate(scale, size=ab.shape[-2:], mode="bilinear", align_corners=False)
-
-
-def annealed_mean(logits: torch.Tensor, centres: torch.Tensor, temperature: float) -> torch.Tensor:
-    """Expected ab under softmax(logits / T): T < 1 sharpens towards the mode (more vivid).
-
-    logits: N x Q x H x W; centres: Q x 2. Returns N x 2 x H x W in the logits' dtype.
-    """
-    probs = torch.softmax(logits / temperature, dim=1)
-    # The expectation is a 1x1 convolution with the centres as weights (fast oneDNN path).
-    return torch.nn.functional.conv2d(probs, centres.t().to(probs.dtype)[:, :, None, None])
 
 
 class ConvBNReLU(nn.Sequential):
@@ -286,14 +227,22 @@ class Refine(nn.Module):
 
 
 class CVUNet(nn.Module):
-    """The colorization U-Net (the textbook form: what the baseline runtime runs)."""
+    """The colorization U-Net (the textbook form: what the baseline runtime runs).
+
+    Args:
+        config: the architecture; fixed for the module's life.
+        readout: how its ab distribution becomes colours; ``self.readout`` may be replaced at any time
+            (a runtime built from the model reads it when built).
+
+    """
 
     bins: torch.Tensor  # Q x 2 ab bin centres, a buffer fitted to the training photos
 
-    def __init__(self, config: ModelConfig | None = None) -> None:
+    def __init__(self, config: ModelConfig | None = None, readout: Readout | None = None) -> None:
         super().__init__()
         config = config or ModelConfig()
         self.config = config
+        self.readout = readout or Readout()
         d4, d3, d2 = config.decoder
         # A hinted model's stem reads L and the hint map; the hint inputs' weights start at zero.
         self.encoder = EfficientNetLite(config.encoder, in_channels=1 + config.hint_channels, head=False)
@@ -368,7 +317,7 @@ class CVUNet(nn.Module):
     def forward_train(self, L: torch.Tensor, temperature: float | None = None,
                       hints: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Returns (logits at 1/4 size, ab at 1/2 size)."""
-        ((logits, ab),) = self.forward_temperatures(L, (self.config.temperature if temperature is None
+        ((logits, ab),) = self.forward_temperatures(L, (self.readout.temperature if temperature is None
                                                         else temperature,), hints)
         return logits, ab
 
@@ -380,22 +329,20 @@ class CVUNet(nn.Module):
         scores = logits.float()
         out = []
         for t in temperatures:
-            ab = annealed_mean(scores, self.bins, t)
+            ab = annealed_mean(scores, self.bins, t)  # Readout.mean at temperature t
             out.append((logits, self.refine(ab, f1.to(ab.dtype), features)))
         return out
 
     def forward(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> torch.Tensor:
         logits, ab = self.forward_train(L, hints=hints)
-        if self.config.doubt_pull:
-            ab = pull_toward_grey(ab, ab_variance(logits, self.bins, self.config.temperature), self.config.doubt_pull)
-        return ab * self.config.chroma_gain if self.config.chroma_gain != 1.0 else ab
+        return self.readout.apply(ab, logits, self.bins)
 
     def ab_distribution(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> torch.Tensor:
         """Probabilities over the ab bins (N x Q x H/4 x W/4, at the model's temperature): what the
         annealed mean averages, and where the colour suggestions come from.
         """
         logits = self.logits(L, hints)[0]
-        return torch.softmax(logits.float() / self.config.temperature, dim=1)
+        return self.readout.probabilities(logits)
 
 
 def with_hint_channels(model: CVUNet, hint_channels: int = HINT_CHANNELS) -> CVUNet:
@@ -404,8 +351,7 @@ def with_hint_channels(model: CVUNet, hint_channels: int = HINT_CHANNELS) -> CVU
     So an unhinted model (or the ImageNet start) is where a hinted training begins: with the new
     weights at zero, it colorizes exactly as before whatever the hints say.
     """
-    config = ModelConfig.from_dict({**model.config.to_dict(), "hint_channels": hint_channels})
-    out = CVUNet(config)
+    out = CVUNet(replace(model.config, hint_channels=hint_channels), model.readout)
     state = model.state_dict()
     state["encoder._conv_stem.weight"] = fit_stem(state["encoder._conv_stem.weight"], 1 + hint_channels)
     out.load_state_dict(state, strict=True)
@@ -419,8 +365,7 @@ def with_hint_decoder(model: CVUNet) -> CVUNet:
     """
     if not model.config.hint_channels:
         raise ValueError("a hint decoder needs a model with hint channels")
-    config = ModelConfig.from_dict({**model.config.to_dict(), "hint_decoder": True})
-    out = CVUNet(config)
+    out = CVUNet(replace(model.config, hint_decoder=True), model.readout)
     state = model.state_dict()
     for key in ("dec4.conv1.0.weight", "dec3.conv1.0.weight", "dec2.conv1.0.weight", "refine.conv1.weight"):
         w = state[key]

@@ -14,6 +14,7 @@ import torch
 from .atomic import atomic_write
 from .encoder import EfficientNetLite
 from .model import CVUNet, ModelConfig, fit_stem
+from .readout import Readout
 
 FORMAT = "colorizer-weights"
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
@@ -25,6 +26,18 @@ class WeightsError(RuntimeError):
     """A weights file is missing, damaged or not one of ours."""
 
 
+def stored_config(model: CVUNet) -> dict[str, Any]:
+    """What a weights file keeps as its "config" (and a model card as "model"): the architecture and the
+    read-out in one flat dict, the layout every weights file has had, so any version reads any file.
+    """
+    return {**model.config.to_dict(), **model.readout.to_dict()}
+
+
+def model_of_config(config: dict[str, Any]) -> CVUNet:
+    """A fresh model (untrained weights) of a stored config: its architecture and its read-out."""
+    return CVUNet(ModelConfig.from_dict(config), Readout.from_dict(config))
+
+
 def save_weights(model: CVUNet, path: Path, meta: dict[str, Any] | None = None) -> None:
     """Write the model in fp16 (bins stay fp32), atomically."""
     state = {
@@ -32,7 +45,7 @@ def save_weights(model: CVUNet, path: Path, meta: dict[str, Any] | None = None) 
         for k, v in model.state_dict().items()
         if not k.endswith("num_batches_tracked")
     }
-    blob = {"format": FORMAT, "version": 1, "config": model.config.to_dict(), "state": state,
+    blob = {"format": FORMAT, "version": 1, "config": stored_config(model), "state": state,
             "meta": meta or {}}
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path) as f:
@@ -56,7 +69,7 @@ def load_model(path: Path | None = None) -> CVUNet:
     """The trained model in fp32, eval mode, on the CPU."""
     path = Path(path) if path is not None else DEFAULT_WEIGHTS
     blob = read_weights(path)
-    model = CVUNet(ModelConfig.from_dict(blob["config"]))
+    model = model_of_config(blob["config"])
     state = {k: v.float() if v.is_floating_point() else v for k, v in blob["state"].items()}
     stem, want = state.get(STEM_KEY), model.encoder._conv_stem.weight.shape[1]
     if stem is not None and stem.ndim == 4 and stem.shape[1] < want:  # L-only stem, hinted config: hints start at zero

@@ -11,7 +11,7 @@ Each part has its own time budget and writes what it measured into ``OUT/gpu-che
    colour (a grey output passed off as a result fails the part);
 4. ``colorize`` of a few thousand generated photos with NVML sampled meanwhile: photos/s, model busy, GPU busy
    and memory, and the decode threads the pipeline chose for the cores;
-5. training steps per second: the training command's own step (``engine.training.train.losses``, AdamW) on
+5. training steps per second: the training command's own step (``engine.training.loop.losses``, AdamW) on
    the GPU at its crop and batch size, fp32 and bf16 autocast.
 
 On a machine without CUDA it says so and exits 0.
@@ -185,7 +185,7 @@ def colorize_with_nvml(out: Path, photos: int = 2000) -> dict[str, Any]:
 
 def _steps_per_s(bf16: bool, steps: int) -> dict[str, float]:
     from engine.model import CVUNet, ModelConfig
-    from engine.training.train import losses
+    from engine.training.loop import losses
     from engine.weights import DEFAULT_WEIGHTS, load_model
 
     device = torch.device("cuda")

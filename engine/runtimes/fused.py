@@ -10,6 +10,9 @@ What it does differently from the ``nn.Module``, and why:
   encoder's residual add writes the skip feature straight into the other.
 - ASPP image pooling folded into a per-sample bias of the projection (no broadcast copy).
 - Reduced precision for the body; the head, the annealed-mean read-out and the refinement stay fp32.
+- The read-out (``readout.Readout``: temperature, doubt pull, gain) folded in: 1/T into the head's
+  weights, the annealed mean and E|ab|^2 in one matmul. The settings are read when built; it equals
+  ``Readout.apply`` within fp32 rounding (tests/engine/test_runtimes.py).
 """
 
 from __future__ import annotations
@@ -145,12 +148,13 @@ class FusedCVUNet:
             self.decoders.append(FDecoder(d.cin, d.cskip, d.chint, body(fold(d.conv1.layer())),
                                           body(fold(d.conv2.layer()))))
         self.chint = model.config.decoder_hint_channels  # the hint features' slice at the end of each concat
-        t = model.config.temperature
+        readout = model.readout  # read once: the fused forward is ``Readout.apply`` with these settings folded in
+        t = readout.temperature
         head = fold(ConvBN(model.head, None, None))
         # softmax(logits / T): fold 1/T into the head.
         self.head = exact(FConv(head.weight / t, head.bias / t if head.bias is not None else None))
         centres = model.bins.detach().float()
-        self.pull = float(model.config.doubt_pull)
+        self.pull = float(readout.doubt_pull)
         if self.pull:  # a third column, |ab|^2: the same matmul gives E|ab|^2 for the ab variance
             centres = torch.cat([centres, (centres * centres).sum(dim=1, keepdim=True)], dim=1)
         self.centres = centres.contiguous().to(device)  # Q x 2 (x 3 with the doubt pull)
@@ -164,7 +168,7 @@ class FusedCVUNet:
         self.refine1, self.refine2 = exact(r1), exact(r2)
         self.skip_blocks = enc.skip_blocks
         self.c1 = self.blocks[self.skip_blocks[0]].project.weight.shape[0]
-        self.gain = float(model.config.chroma_gain)
+        self.gain = float(readout.chroma_gain)
         self.chunk_pixels = HIGHRES_CHUNK_PIXELS
 
     def forward(self, L: torch.Tensor, scope: Scope, out: torch.Tensor | None = None,
@@ -238,7 +242,7 @@ class FusedCVUNet:
             out = ab.add_(ab_up)
         else:
             torch.add(ab, ab_up, out=out)
-        if self.pull:  # model.doubt_scale of the variance E|ab|^2 - |E ab|^2, at half size
+        if self.pull:  # readout.doubt_scale of the variance E|ab|^2 - |E ab|^2, at half size
             variance = (moments[..., 2:] - moments[..., :2].square().sum(dim=-1, keepdim=True)).clamp_min_(0.0)
             scale = (variance.mul_(self.pull / AB_RANGE**2).add_(1.0).reciprocal_()).permute(0, 3, 1, 2)
             out.mul_(F.interpolate(scale, size=out.shape[-2:], mode="bilinear", align_corners=False))

@@ -16,7 +16,7 @@ import json
 import sys
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +24,7 @@ import numpy as np
 from ..color import colourfulness, grey_rgb, join_lab, psnr, rgb_to_lab, to_uint8
 from ..colorizer import Colorizer, prepare
 from ..imageio import ImageError, decode
-from ..model import CVUNet, ModelConfig
+from ..model import CVUNet
 from ..options import ColorizeSettings
 from ..weights import load_model
 from .dataset import TUNING_FRACTION, find_photos, split_of
@@ -305,9 +305,8 @@ def run_evaluate(s: EvalSettings) -> int:
         print(f"error: --hints: these weights take no colour hints ({s.weights or 'the shipped weights'}); "
               "evaluate hints with weights trained with --hint-channels", file=sys.stderr)
         return 2
-    for key in ("chroma_gain", "doubt_pull"):
-        if getattr(s, key) is not None:
-            model.config = ModelConfig.from_dict({**model.config.to_dict(), key: getattr(s, key)})
+    overrides = {key: getattr(s, key) for key in ("chroma_gain", "doubt_pull") if getattr(s, key) is not None}
+    model.readout = replace(model.readout, **overrides)
     colorizer = Colorizer.create(ColorizeSettings(size=s.size, weights=s.weights, batch_size=1), model=model)
     report = evaluate_photos(colorizer, photos)
     if s.degrade:
@@ -335,7 +334,7 @@ def run_evaluate(s: EvalSettings) -> int:
                   "5x5 patch):\n\n" + hint_markdown(report["hint_curve"]))
     print()
     print(f"{len(photos)} photos from {s.folder} (split: {s.split}), {colorizer.description}, "
-          f"chroma gain {model.config.chroma_gain}, doubt pull {model.config.doubt_pull}")
+          f"chroma gain {model.readout.chroma_gain}, doubt pull {model.readout.doubt_pull}")
     print(table)
     if s.json_path:
         Path(s.json_path).write_text(json.dumps(report, indent=2))

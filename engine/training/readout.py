@@ -6,15 +6,15 @@ are right often enough that a vivid read-out pays. On photos from other sources 
 wrong far more often (docs/experiments: 72 photos from 15 unseen packages scored 1 dB under grey), so a
 read-out chosen there is the one that fits the photos people bring. The rule here is the model-v2 issue's
 "never worse than grey": the most colourful read-out whose mean PSNR gain over the grey photo on these
-photos is at least ``min_gain_db``. The weights are not touched; only the read-out settings and the hint
-spread in the config change.
+photos is at least ``min_gain_db``. The weights are not touched; only the read-out (``readout.Readout``:
+its settings and the hint spread) changes.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +24,12 @@ import torch
 
 from .. import color
 from ..colorizer import pack, prepare
-from ..model import CVUNet, ModelConfig, ab_variance, pull_toward_grey
-from ..weights import load_model, save_weights, weights_meta
+from ..model import CVUNet
+from ..readout import Readout, spread_of
+from ..weights import load_model, save_weights, stored_config, weights_meta
 from .card import write_model_card
 from .dataset import load_photos
-from .train import choose_spread_on_photos
+from .tuning import choose_spread_on_photos
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +93,9 @@ def readout_rows(model: CVUNet, photos: list[np.ndarray], size: int,
             original += color.colourfulness(small)
             x = torch.from_numpy(pack([item]))
             for t, (logits, ab) in zip(temperatures, model.forward_temperatures(x, temperatures), strict=True):
-                variance = ab_variance(logits, model.bins, t)
+                variance = Readout(temperature=t).variance(logits, model.bins)
                 for p in pulls:
-                    pulled = pull_toward_grey(ab, variance, p) if p else ab
+                    pulled = ab * Readout(temperature=t, doubt_pull=p).doubt(variance, ab.shape[-2:]) if p else ab
                     half = pulled[0, :, : (h + 1) // 2, : (w + 1) // 2].permute(1, 2, 0).numpy()
                     full = cv2.resize(np.ascontiguousarray(half), (w, h), interpolation=cv2.INTER_LINEAR)
                     for g in gains:
@@ -118,7 +119,7 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
     if s.hints_only:  # the automatic read-out stays as it is
         if not model.config.hint_channels:
             raise ValueError("these weights take no colour hints: there is no hint spread to choose")
-        c = model.config
+        c = model.readout
         chosen = {"temperature": c.temperature, "doubt_pull": c.doubt_pull, "chroma_gain": c.chroma_gain}
         rows = before.get("readout_search", [])
         readout = {k: v for k, v in (before.get("readout") or {}).items() if k != "hint_spread"}
@@ -128,8 +129,8 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
         log.info("choosing the read-out on %d photos from %s", len(photos.images), s.photos)
         rows = readout_rows(model, photos.images, s.size)
         chosen = most_colourful_not_below(rows, s.min_gain_db)
-        model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": chosen["temperature"],
-                                              "doubt_pull": chosen["doubt_pull"], "chroma_gain": chosen["chroma_gain"]})
+        model.readout = replace(model.readout, temperature=chosen["temperature"], doubt_pull=chosen["doubt_pull"],
+                                chroma_gain=chosen["chroma_gain"])
         readout = {
             "chosen_on": "photos from other sources", "folder": str(s.photos), "photos": len(photos.images),
             "names": photos.names, "min_gain_db": s.min_gain_db,
@@ -147,14 +148,11 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
         gains = (1.0,) if s.hint_colour_target is None else READOUT_HINT_GAINS
         spread, spread_rows = choose_spread_on_photos(model, photos.images, s.size, gains=gains,
                                                       colour_target=s.hint_colour_target)
-        model.config = ModelConfig.from_dict({**model.config.to_dict(), "hint_spread": spread["reach"],
-                                              "hint_spread_lightness": spread["lightness"],
-                                              "hint_spread_floor": spread["floor"], "hint_gain": spread["gain"],
-                                              "hint_spread_colour": spread["colour"]})
+        model.readout = replace(model.readout, spread=spread_of(spread))
         readout["hint_spread"] = {**spread, "search": spread_rows}
     card = before
     card.update({
-        "model": model.config.to_dict(),
+        "model": stored_config(model),
         "readout": readout,
         "readout_search": [{k: round(v, 3) for k, v in r.items()} for r in rows],
         "readout_settings": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(s).items()},

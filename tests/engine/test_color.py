@@ -3,7 +3,7 @@ import torch
 from helpers import colour_photo, grey_photo
 
 from engine import color
-from engine.model import annealed_mean
+from engine.readout import annealed_mean
 
 
 def test_lab_round_trip_recovers_rgb():

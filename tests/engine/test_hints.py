@@ -1,5 +1,6 @@
 """Colour hints: the hint map, hinted models in both runtimes, the engine API, suggestions and training."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -20,7 +21,7 @@ from engine.hints import (
     simulate_hints,
     spread_hints,
 )
-from engine.model import CVUNet, ModelConfig, hint_features, with_hint_channels, with_hint_decoder
+from engine.model import CVUNet, hint_features, with_hint_channels, with_hint_decoder
 from engine.options import ColorizeSettings
 from engine.runtimes import make_runtime
 from engine.runtimes.base import AGREEMENT, ab_difference
@@ -153,8 +154,8 @@ def test_hint_features_carry_a_hints_colour_to_its_cell_and_its_surroundings_at_
 
 
 def test_shipped_weights_take_hints_through_the_stem_and_the_decoder_with_a_spread():
-    config = load_model().config
-    assert config.hint_channels == 3 and config.hint_decoder and config.spread.reach > 0
+    model = load_model()
+    assert model.config.hint_channels == 3 and model.config.hint_decoder and model.readout.spread.reach > 0
 
 
 def test_weights_without_hint_inputs_take_no_hints_and_say_so():
@@ -251,7 +252,7 @@ def test_bf16_autocast_training_runs_where_the_cpu_has_native_bf16(photos, tmp_p
 
 def spread_model(reach: float = 0.3) -> CVUNet:
     m = hinted_model(decoder=True)
-    m.config = ModelConfig.from_dict({**m.config.to_dict(), "hint_spread": reach})
+    m.readout = replace(m.readout, spread=replace(m.readout.spread, reach=reach))
     return m
 
 
@@ -312,7 +313,7 @@ def test_every_hinted_path_of_the_colorizer_applies_the_models_spread_and_hint_f
     hints = [Hint(0.3, 0.4, (200, 40, 40))]
     item = prepare(photo, 64)
     raw = c.infer(pack([item]), pack_hints([item], [hints]))[0]
-    spread = spread_on_half(raw, item, hints, c.model.config.spread)
+    spread = spread_on_half(raw, item, hints, c.model.readout.spread)
     assert np.abs(spread - raw).max() > 1.0  # the spread does something here
     (inferred,) = c.infer_photos([item], [hints])
     assert np.allclose(inferred.ab, spread, atol=1e-4)
@@ -357,7 +358,8 @@ def test_compare_mode_with_hints_measures_the_engines_not_the_spread(tmp_path):
 
 
 def test_a_tuned_hinted_training_chooses_the_spread_on_the_tuning_photos_and_ships_it(photos, tmp_path):
-    from engine.training.train import SPREADS, train
+    from engine.training.train import train
+    from engine.training.tuning import SPREADS
 
     start = tmp_path / "start.pt"
     save_weights(random_model(bins=313), start)
@@ -366,8 +368,8 @@ def test_a_tuned_hinted_training_chooses_the_spread_on_the_tuning_photos_and_shi
     assert len(spread["search"]) == len(SPREADS) and card["data"]["tuning_photos"] > 0
     assert spread["psnr"] == max(r["psnr"] for r in spread["search"])
     m = load_model(tmp_path / "w.pt")
-    assert m.config.hint_decoder and (m.config.hint_spread, m.config.hint_spread_floor) == (spread["reach"],
-                                                                                             spread["floor"])
+    assert m.config.hint_decoder and (m.readout.spread.reach, m.readout.spread.floor) == (spread["reach"],
+                                                                                           spread["floor"])
     assert "Reads colour hints through the stem and straight into each decoder stage" in (tmp_path / "w.md").read_text()
 
 

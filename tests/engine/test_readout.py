@@ -55,7 +55,7 @@ def test_readout_changes_only_the_read_out_and_records_where_it_was_chosen(other
     assert {x["chroma_gain"] for x in rows} == set(READOUT_GAINS)
     assert r["colourfulness_ratio"] == max(x["colourfulness_ratio"] for x in rows if x["gain_db"] >= -50.0)
     model = load_model(tmp_path / "again.pt")
-    c = model.config
+    c = model.readout
     assert (c.temperature, c.doubt_pull, c.chroma_gain) == (r["temperature"], r["doubt_pull"], r["chroma_gain"])
     before, after = read_weights(tmp_path / "w.pt")["state"], read_weights(tmp_path / "again.pt")["state"]
     assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
@@ -75,29 +75,28 @@ def test_on_a_hinted_model_the_hint_gain_is_chosen_for_the_hinted_colour_target(
         assert spread["psnr"] == max(r["psnr"] for r in vivid)
     else:
         assert spread["colourfulness_ratio"] == max(r["colourfulness_ratio"] for r in rows)
-    c = load_model(tmp_path / "again.pt").config
-    assert (c.hint_spread, c.hint_gain) == (spread["reach"], spread["gain"])
+    c = load_model(tmp_path / "again.pt").readout.spread
+    assert (c.reach, c.gain) == (spread["reach"], spread["gain"])
     before, after = read_weights(tmp_path / "h.pt")["state"], read_weights(tmp_path / "again.pt")["state"]
     assert all(torch.equal(before[k], after[k]) for k in before)
     # Without a hinted colour target (as shipped), no hint gain is tried: the spread alone.
     card = choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "h.pt", photos=other_photos,
                                                     out=tmp_path / "plain.pt", size=64))
     assert {r["gain"] for r in card["readout"]["hint_spread"]["search"]} == {1.0}
-    assert load_model(tmp_path / "plain.pt").config.hint_gain == 1.0
+    assert load_model(tmp_path / "plain.pt").readout.spread.gain == 1.0
 
 
 def test_a_row_of_the_grid_is_what_the_colorizer_gives_with_that_read_out(other_photos):
     from engine import color
     from engine.colorizer import Colorizer
     from engine.imageio import decode
-    from engine.model import ModelConfig
     from engine.options import ColorizeSettings
+    from engine.readout import Readout
 
     model = random_model(seed=7)
     photo = decode(sorted(other_photos.glob("*.jpg"))[0]).pixels  # 70 x 90: smaller than the working size
     (row,) = readout_rows(model, [photo], 128, (0.7,), (8.0,), (1.1,))
-    model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": 0.7, "doubt_pull": 8.0,
-                                          "chroma_gain": 1.1})
+    model.readout = Readout(temperature=0.7, doubt_pull=8.0, chroma_gain=1.1)
     c = Colorizer.create(ColorizeSettings(engine="baseline", device="cpu", precision="fp32", size=128), model=model)
     out = c.colorize(photo)
     truth = photo.astype("float32") / 255
@@ -124,12 +123,12 @@ def test_the_card_of_trained_weights_says_where_the_read_out_was_chosen_and_keep
 
 
 def test_hints_only_keeps_the_automatic_read_out_and_chooses_the_spread_with_its_colour_scale(other_photos, tmp_path):
-    from engine.model import ModelConfig, with_hint_channels, with_hint_decoder
-    from engine.training.train import SPREADS
+    from engine.model import with_hint_channels, with_hint_decoder
+    from engine.readout import Readout
+    from engine.training.tuning import SPREADS
 
     model = with_hint_decoder(with_hint_channels(random_model(seed=6)))
-    model.config = ModelConfig.from_dict({**model.config.to_dict(), "temperature": 0.7, "doubt_pull": 32.0,
-                                          "chroma_gain": 1.2})
+    model.readout = Readout(temperature=0.7, doubt_pull=32.0, chroma_gain=1.2)
     card = '{"readout": {"chosen_on": "photos from other sources", "gain_db": 0.01}, "readout_search": [{"k": 1}]}'
     save_weights(model, tmp_path / "h.pt", meta={"card": card})
     card = choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "h.pt", photos=other_photos,
@@ -140,9 +139,9 @@ def test_hints_only_keeps_the_automatic_read_out_and_chooses_the_spread_with_its
     spread = r["hint_spread"]
     assert {(x["reach"], x["lightness"], x["floor"], x["colour"]) for x in spread["search"]} == set(SPREADS)
     assert spread["psnr"] == max(x["psnr"] for x in spread["search"])
-    c = load_model(tmp_path / "again.pt").config
+    c = load_model(tmp_path / "again.pt").readout
     assert (c.temperature, c.doubt_pull, c.chroma_gain) == (0.7, 32.0, 1.2)
-    assert (c.hint_spread, c.hint_spread_colour) == (spread["reach"], spread["colour"])
+    assert (c.spread.reach, c.spread.colour) == (spread["reach"], spread["colour"])
     save_weights(random_model(seed=5), tmp_path / "w.pt")
     with pytest.raises(ValueError, match="no colour hints"):
         choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "w.pt", photos=other_photos,

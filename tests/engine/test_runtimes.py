@@ -133,7 +133,7 @@ def test_high_resolution_blocks_in_chunks_give_the_same_result(model):
 
 
 def test_the_doubt_pull_only_mutes_and_mutes_most_where_the_colour_is_unsure(model):
-    from engine.model import ModelConfig, ab_variance, doubt_scale
+    from engine.readout import Readout, ab_variance, doubt_scale
 
     sure, unsure = torch.zeros(1, 4, 1, 1), torch.zeros(1, 4, 1, 1)
     sure[0, 0] = 20.0  # nearly all on the first bin
@@ -151,7 +151,7 @@ def test_the_doubt_pull_only_mutes_and_mutes_most_where_the_colour_is_unsure(mod
     pulled = random_model()
     with torch.no_grad():
         pulled.head.weight.mul_(8.0)
-    pulled.config = ModelConfig.from_dict({**pulled.config.to_dict(), "doubt_pull": 4.0, "chroma_gain": 1.2})
+    pulled.readout = Readout(temperature=pulled.readout.temperature, doubt_pull=4.0, chroma_gain=1.2)
     base, opt = BaselineRuntime(pulled, CPU).run(L), OptimizedRuntime(pulled, CPU, "fp32").run(L)
     assert np.abs(base - opt).max() <= FP32_TOL  # both runtimes pull alike
     shrink = np.hypot(*base.transpose(1, 0, 2, 3)) / np.maximum(np.hypot(*plain.transpose(1, 0, 2, 3)), 1e-3) / 1.2

@@ -7,7 +7,8 @@ import pytest
 import torch
 from helpers import colour_photo
 
-from engine.training.train import PULLS, TrainSettings, train
+from engine.training.train import TrainSettings, train
+from engine.training.tuning import PULLS
 from engine.weights import load_model, weights_meta
 
 
@@ -38,7 +39,7 @@ def test_training_writes_loadable_weights_and_a_model_card(photos, tmp_path):
     assert (tmp_path / "w.json").exists() and "steps of batch" in (tmp_path / "w.md").read_text()
     # No tuning photos asked for: the read-out is set on training photos, the last step is shipped.
     assert card["readout"]["chosen_on"] == "training photos" and data["tuning_photos"] == 0
-    assert card["selected_step"] == 4 and model.config.chroma_gain == card["readout"]["chroma_gain"] >= 1.0
+    assert card["selected_step"] == 4 and model.readout.chroma_gain == card["readout"]["chroma_gain"] >= 1.0
 
 
 def test_same_seed_gives_the_same_model(photos, tmp_path):
@@ -95,7 +96,7 @@ def test_split_by_name_is_fixed_and_tuning_photos_are_never_validation_photos():
 def test_weight_average_follows_the_weights_slowly():
     from helpers import random_model
 
-    from engine.training.train import WeightAverage
+    from engine.training.average import WeightAverage
 
     model = random_model()
     avg = WeightAverage(model, decay=0.9)
@@ -132,8 +133,8 @@ def test_readout_is_chosen_on_held_out_photos_and_keeps_the_colour_target(photos
     scores = {h["step"]: h["tuning_gain_db"] for h in card["history"]}
     assert card["selected_step"] == max(scores, key=lambda k: scores[k])
     model = load_model(tmp_path / "w.pt")
-    assert (model.config.temperature, model.config.chroma_gain) == (r["temperature"], r["chroma_gain"])
-    assert model.config.doubt_pull == r["doubt_pull"] and {x["doubt_pull"] for x in rows} == set(PULLS)
+    assert (model.readout.temperature, model.readout.chroma_gain) == (r["temperature"], r["chroma_gain"])
+    assert model.readout.doubt_pull == r["doubt_pull"] and {x["doubt_pull"] for x in rows} == set(PULLS)
     assert "tuning photos" in (tmp_path / "w.md").read_text()
 
 
