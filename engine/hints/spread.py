@@ -1,0 +1,90 @@
+"""How far a hint's colour reaches beyond its point: along similar lightness, fading with distance."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from .network_map import fit_chroma
+from .point import Hint
+
+SPREAD_GRID = 128  # the spread's weights are worked out on a grid this long, then resized
+
+
+@dataclass(frozen=True)
+class HintSpread:
+    """How far a hint's correction reaches (``spread_hints``); chosen on tuning photos, stored with the weights.
+
+    reach: the distance scale, as a share of the photo's shorter side (0: no spread).
+    lightness: the lightness scale (L units): pixels much lighter or darker than the hinted one are
+        likely another surface and get less of its correction.
+    floor: the weight of the network's own colour; far from every hint the colour stays the network's.
+    gain: a chroma gain on the network's colour of a photo that has hints, before their corrections. The
+        automatic read-out is muted for photos of unknown kinds (``readout``); hints say what the colours
+        are and that the user wants them, so a hinted photo may keep more of the network's colour.
+    colour: the scale (ab units) of the difference between the network's own colour at a pixel and at
+        the hint (its cell of the spread's grid): without it a hint on a grey background also recolours a
+        subject of similar lightness beside it (the network itself carries a hint only a little way), where
+        the network had told the two apart by their colours.
+    """
+
+    reach: float = 0.0
+    lightness: float = 10.0
+    floor: float = 0.05
+    gain: float = 1.0
+    colour: float = 0.0  # ab units: the scale of the difference in the network's own colour from the hint's (0: off)
+
+
+def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread,
+                 reference: np.ndarray | None = None) -> np.ndarray:
+    """The ab (h x w x 2) with each hint's correction carried to the pixels around it of a similar lightness.
+
+    ``L`` is the photo's lightness at ab's size. Each hint's correction is the difference between its
+    colour (the chroma that fits at its lightness, as the network was given) and ``ab`` at its pixel;
+    a pixel gets the weighted mean of the corrections, ``exp(-d²/2(reach·side)² - ΔL²/2 lightness²
+    - Δab²/2 colour²)`` over the hints (Δab: the network's own colour there against at the hint), with the
+    network's own colour weighted ``floor``. A hint's pixel gets almost all of it. ``reference``: the colours the
+    colour term compares (h x w x 2; default ``ab`` itself; docs/experiments/hint_leak_probe.py tries others).
+    """
+    if not hints or spread.reach <= 0:
+        return ab
+    h, w = L.shape
+    pixels = [hint.pixel(h, w) for hint in hints]
+    L_at = np.array([L[r, c] for r, c in pixels], np.float32)
+    want = fit_chroma(L_at, np.array([hint.ab() for hint in hints], np.float32))
+    delta = want - np.array([ab[r, c] for r, c in pixels], np.float32)
+    scale = min(1.0, SPREAD_GRID / max(h, w))
+    gh, gw = max(1, round(h * scale)), max(1, round(w * scale))
+
+    def to_grid(a: np.ndarray) -> np.ndarray:
+        return cv2.resize(a, (gw, gh), interpolation=cv2.INTER_AREA).reshape(gh, gw, *a.shape[2:]) \
+            if (gh, gw) != (h, w) else a
+
+    grid_L = to_grid(L)
+    ys = (np.arange(gh, dtype=np.float32) + 0.5) * (h / gh)
+    xs = (np.arange(gw, dtype=np.float32) + 0.5) * (w / gw)
+    two_d2 = 2.0 * (spread.reach * min(h, w)) ** 2
+    two_l2 = 2.0 * spread.lightness ** 2
+    num = np.zeros((gh, gw, 2), np.float32)
+    den = np.full((gh, gw), spread.floor, np.float32)
+    grid_ab = None
+    if spread.colour > 0:
+        grid_ab = to_grid(ab if reference is None else np.ascontiguousarray(reference, np.float32))
+        two_c2 = 2.0 * spread.colour ** 2
+    for (r, c), Lk, d in zip(pixels, L_at, delta, strict=True):
+        dist = ((ys - (r + 0.5)) ** 2)[:, None] + ((xs - (c + 0.5)) ** 2)[None, :]
+        exponent = -dist / two_d2 - (grid_L - Lk) ** 2 / two_l2
+        if grid_ab is not None:  # against the hint's own grid cell: weight 1 there, even on a colour edge
+            here = grid_ab[min(gh - 1, int(r * gh / h)), min(gw - 1, int(c * gw / w))]
+            exponent = exponent - ((grid_ab - here) ** 2).sum(axis=-1) / two_c2
+        weight = np.exp(exponent)
+        num += weight[..., None] * d
+        den += weight
+    correction = (num / den[..., None]).astype(np.float32)
+    if (gh, gw) != (h, w):
+        correction = np.asarray(cv2.resize(correction, (w, h), interpolation=cv2.INTER_LINEAR),
+                                np.float32).reshape(h, w, 2)
+    return ab + correction
