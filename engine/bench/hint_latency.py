@@ -54,7 +54,8 @@ def hinted_colorizer(s: BenchSettings) -> tuple[Colorizer, bool]:
     stand_in = model.config.hint_channels == 0
     if stand_in:
         torch.manual_seed(0)
-        model = CVUNet(ModelConfig.from_dict({**model.config.to_dict(), "hint_channels": HINT_CHANNELS})).eval()
+        model = CVUNet(ModelConfig.from_dict({**model.config.to_dict(), "hint_channels": HINT_CHANNELS}),
+                       model.readout).eval()
     settings = ColorizeSettings(device=s.device, size=s.size, batch_size=1)
     return Colorizer.create(settings, model=model), stand_in
 

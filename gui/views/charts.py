@@ -47,7 +47,7 @@ def release_plots(*plots: pg.PlotWidget) -> None:
     """Remove every item from the plots while Python and Qt are both still whole (window closing).
 
     Left in place, the curves were destroyed during interpreter shutdown, where Qt can still call their
-    Python ``boundingRect``; see tests/test_gui_quit.py.
+    Python ``boundingRect``; see tests/gui/test_gui_quit.py.
     """
     for plot in plots:
         item = plot.getPlotItem()
