@@ -1,10 +1,10 @@
 """Colorizer. ``python main.py [PATH...] [--output DIR] [--start]`` opens the app;
-``python main.py colorize|bench|train|readout|evaluate ...`` runs the command line.
+``python main.py colorize|bench|train|readout|evaluate|tune|models ...`` runs the command line.
 """
 
 import sys
 
-SUBCOMMANDS = ("colorize", "bench", "train", "readout", "evaluate", "-h", "--help")
+SUBCOMMANDS = ("colorize", "bench", "train", "readout", "evaluate", "tune", "models", "-h", "--help")
 
 
 def main(argv: list[str]) -> int:

@@ -49,10 +49,10 @@ def logging_to_stderr(level: int) -> Iterator[None]:
 
 
 def log_level(args: argparse.Namespace) -> tuple[int, str | None]:
-    """``--verbose``, else ``COLORIZER_LOG_LEVEL``, else WARNING (INFO for ``train``, which reports as it goes)."""
+    """``--verbose``, else ``COLORIZER_LOG_LEVEL``, else WARNING (INFO for ``train`` and ``tune``, which report)."""
     if getattr(args, "verbose", False):
         return logging.DEBUG, None
-    return log_level_from_env(logging.INFO if args.command == "train" else logging.WARNING)
+    return log_level_from_env(logging.INFO if args.command in ("train", "tune") else logging.WARNING)
 
 
 def main(argv: list[str]) -> int:

@@ -32,10 +32,21 @@ def colorize_command(args: argparse.Namespace) -> int:
     from ..options import ColorizeSettings, ExportOptions
     from ..weights import WeightsError
 
+    weights = args.weights
+    if args.model is not None:
+        from ..named_models import ModelNameError, model_path
+
+        if weights is not None:
+            raise UsageError("--model and --weights: give one of them")
+        try:
+            weights = model_path(args.model)
+        except ModelNameError as err:
+            print(f"error: {one_line(str(err), 300)}", file=sys.stderr)  # one line, as `models` would list them
+            return 2
     try:
         settings = ColorizeSettings(engine=args.engine, device=args.device, precision=args.precision,
                                     batch_size=args.batch_size, size=args.size, compile=args.compile,
-                                    weights=args.weights).validated()
+                                    weights=weights).validated()
         export = ExportOptions(output_dir=args.output, format=args.format, jpeg_quality=args.quality,
                                if_exists=_if_exists(args),
                                colour_inputs=args.colour_inputs, strength=args.strength).validated()

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..options import DEVICES, ENGINES, FORMATS, PRECISIONS
 from .colorize import colorize_command
 from .commands import bench_command, evaluate_command, readout_command, train_command
+from .tune import models_command, tune_command
 
 Subcommands = argparse._SubParsersAction  # what ``add_subparsers`` returns: each subcommand is added to it
 
@@ -37,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train(sub, common)
     _add_readout(sub, common)
     _add_evaluate(sub, common)
+    _add_tune(sub, common)
+    _add_models(sub, common)
     return p
 
 
@@ -66,6 +69,7 @@ def _add_colorize(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                    help="colour strength, 0 to 2: 1.0 = the model's own colour; 0 = grey")
     c.add_argument("--compile", action="store_true", help="torch.compile the optimized runtime")
     c.add_argument("--weights", type=Path, help="weights file (default: the shipped model)")
+    c.add_argument("--model", metavar="NAME", help="a model by name: 'shipped' or one made by tune (see: models)")
     c.add_argument("--hints", type=Path, metavar="FILE",
                    help='colour hints, JSON: {"version": 1, "photos": {"NAME": [{"x": 0.25, "y": 0.4, "rgb": '
                    '[200, 150, 120]}]}}; NAME is the path relative to its input folder, or a unique file name; '
@@ -196,3 +200,24 @@ def _add_evaluate(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                    "judged on colour alone, side by side with the clean grey copies")
     e.add_argument("--degrade-seed", type=int, default=0, help="--degrade: another seed, another set of scans")
     e.set_defaults(func=evaluate_command)
+
+
+def _add_tune(sub: Subcommands, common: argparse.ArgumentParser) -> None:
+    """``tune PHOTOS --name NAME``: the shipped model fine-tuned on a person's own colour photos."""
+    t = sub.add_parser("tune", help="teach the model from your own colour photos (saved under a name)",
+                       parents=[common], formatter_class=_DefaultsHelp)
+    t.add_argument("photos", nargs="+", type=Path, metavar="PHOTOS", help="colour photos and folders of them")
+    t.add_argument("--name", required=True, help="the tuned model's name (colorize --model NAME uses it)")
+    t.add_argument("--minutes", type=float, default=10.0, help="time to train, about")
+    t.add_argument("--resume", action="store_true", help="go on with a tune that was stopped")
+    t.add_argument("--replace", action="store_true", help="replace a tuned model of the same name")
+    t.add_argument("--base", type=Path, help="tune these weights instead of the shipped model")
+    t.add_argument("--recipe", choices=("r1", "r2", "r3"), help=argparse.SUPPRESS)  # the candidates compared
+    t.add_argument("--threads", type=int, help="CPU threads (default: all)")
+    t.set_defaults(func=tune_command)
+
+
+def _add_models(sub: Subcommands, common: argparse.ArgumentParser) -> None:
+    """``models``: the shipped model and the tuned ones."""
+    m = sub.add_parser("models", help="list the models: the shipped one and those made by tune", parents=[common])
+    m.set_defaults(func=models_command)

@@ -59,21 +59,29 @@ def load_photos(folder: Path, split: str | None, val_fraction: float = VALIDATIO
         rel = path.relative_to(folder).as_posix()
         if split is not None and split_of(rel, val_fraction, tune_fraction) != split:
             continue
-        bgr = cv2.imread(str(path), cv2.IMREAD_COLOR)
-        if bgr is None:
-            log.warning("skipping unreadable %s", rel)
-            continue
-        rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
-        scale = MAX_SIDE / max(rgb.shape[:2])
-        if scale < 1:
-            rgb = cv2.resize(rgb, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-        small = cv2.resize(rgb, (64, 64), interpolation=cv2.INTER_AREA)
-        if colourfulness(small) < GREY_COLOURFULNESS:
-            log.info("skipping nearly grey %s", rel)
+        rgb = read_colour_photo(path)
+        if isinstance(rgb, str):
+            log.log(logging.WARNING if rgb == UNREADABLE else logging.INFO, "skipping %s %s", rgb, rel)
             continue
         names.append(rel)
         images.append(rgb)
     return PhotoSet(names, images)
+
+
+UNREADABLE, NEARLY_GREY = "unreadable", "nearly grey"
+
+
+def read_colour_photo(path: Path) -> np.ndarray | str:
+    """A colour photo as RGB uint8, its longer side at most MAX_SIDE; or why it cannot teach colour."""
+    bgr = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if bgr is None:
+        return UNREADABLE
+    rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+    scale = MAX_SIDE / max(rgb.shape[:2])
+    if scale < 1:
+        rgb = cv2.resize(rgb, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    small = cv2.resize(rgb, (64, 64), interpolation=cv2.INTER_AREA)
+    return NEARLY_GREY if colourfulness(small) < GREY_COLOURFULNESS else rgb
 
 
 def random_crop(img: np.ndarray, size: int, rng: np.random.Generator,

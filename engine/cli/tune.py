@@ -1,0 +1,45 @@
+"""``tune`` and ``models``: a person's own colour photos teach the model, and the models they made, by name."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..messages import one_line
+from .usage import UsageError
+
+
+def tune_command(args: argparse.Namespace) -> int:
+    from ..named_models import ModelNameError
+    from ..training.tune import DEFAULT_RECIPE, TuneError, TuneSettings, run_tune
+
+    settings = TuneSettings(photos=args.photos, name=args.name, minutes=args.minutes, base=args.base,
+                            recipe=args.recipe or DEFAULT_RECIPE, resume=args.resume, replace=args.replace,
+                            threads=args.threads)
+    if settings.minutes <= 0:
+        raise UsageError("--minutes must be more than 0")
+    try:
+        card = run_tune(settings)
+    except (TuneError, ModelNameError) as err:
+        print(f"error: {one_line(str(err), 300)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("stopped: what was learned so far is kept; run the same command with --resume to go on "
+              "(--minutes counts the time already spent)", file=sys.stderr)
+        return 130
+    h = card["tune"]["heldout"]
+    lo, hi = h["interval"] or (float("nan"), float("nan"))
+    print(f"{card['name']}: {h['gain_db']:+.2f} dB against the shipped model on {h['photos']} photos held out of the "
+          f"tune (90% interval {lo:+.2f} to {hi:+.2f}): {h['verdict']}; better on {h['better_on']}, worse on "
+          f"{h['worse_on']}")
+    print(f"use it: main.py colorize PHOTOS --output DIR --model {card['name']!r}  (the shipped model is unchanged)")
+    return 0
+
+
+def models_command(args: argparse.Namespace) -> int:
+    from ..named_models import list_models, models_dir
+
+    for model in list_models():
+        print(model.line())
+    print(f"(tuned models live in {models_dir()})")
+    return 0
