@@ -50,5 +50,6 @@ class TrainSettings:
     hint_geometric_p: float = 1 / 8  # otherwise a geometric number of hint points, mean 1/p
     first_trained_block: int = FIRST_TRAINED_BLOCK  # encoder blocks from here on are fine-tuned
     autocast: str = ""  # "bf16": the forward under CPU bf16 autocast (where the CPU runs bf16 natively)
+    keep_norm_stats: bool = False  # BatchNorm statistics stay the start's (a short fine-tune on few photos)
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)

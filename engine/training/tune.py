@@ -62,13 +62,15 @@ class Recipe:
     keep_readout: bool  # the start's read-out kept; else chosen again on a share of the training photos
     ema_decay: float = 0.0
     blend: float = 1.0  # the tuned weights' share in the end: (1 - blend) * start + blend * tuned
+    keep_norm_stats: bool = False  # BatchNorm statistics stay the start's (TrainSettings.keep_norm_stats)
 
 
 RECIPES = {
     "r1": Recipe("r1", lr=2e-4, first_trained_block=99, encoder_lr_scale=0.0, keep_readout=False),
-    "r2": Recipe("r2", lr=1e-4, first_trained_block=5, encoder_lr_scale=0.2, keep_readout=True, ema_decay=0.99),
+    "r2": Recipe("r2", lr=1e-4, first_trained_block=5, encoder_lr_scale=0.2, keep_readout=True, ema_decay=0.99,
+                 keep_norm_stats=True),
     "r3": Recipe("r3", lr=1e-4, first_trained_block=5, encoder_lr_scale=0.2, keep_readout=True, ema_decay=0.99,
-                 blend=0.5),
+                 blend=0.5, keep_norm_stats=True),
 }
 DEFAULT_RECIPE = "r2"
 
@@ -163,7 +165,7 @@ def train_settings(s: TuneSettings, recipe: Recipe, work: Path, out: Path) -> Tr
         encoder_lr_scale=recipe.encoder_lr_scale, freeze_steps=0, reg_weight=10.0, reg_beta=0.2, rebalance=1.0,
         seed=s.seed, resume=s.resume, init=s.base or DEFAULT_WEIGHTS, val_every=50, ema_decay=recipe.ema_decay,
         tune_fraction=0.0 if recipe.keep_readout else 0.1, threads=s.threads, hint_channels=3,
-        first_trained_block=recipe.first_trained_block, autocast="bf16")
+        first_trained_block=recipe.first_trained_block, autocast="bf16", keep_norm_stats=recipe.keep_norm_stats)
 
 
 def _readout_share(train: PhotoSet, recipe: Recipe) -> tuple[PhotoSet, PhotoSet]:
