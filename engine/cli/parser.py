@@ -214,6 +214,10 @@ def _add_tune(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     t.add_argument("--base", type=Path, help="tune these weights instead of the shipped model")
     t.add_argument("--recipe", choices=("r1", "r2", "r3"), help=argparse.SUPPRESS)  # the candidates compared
     t.add_argument("--threads", type=int, help="CPU threads (default: all)")
+    t.add_argument("--progress-json", action="store_true",
+                   help="print progress as one JSON object per line on stdout (for the app)")
+    t.add_argument("--batch", type=int, default=12, help=argparse.SUPPRESS)  # tests: a tiny, fast tune
+    t.add_argument("--crop", type=int, default=224, help=argparse.SUPPRESS)
     t.set_defaults(func=tune_command)
 
 

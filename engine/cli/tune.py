@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from typing import Any
 
 from ..messages import one_line
 from .usage import UsageError
@@ -15,18 +17,23 @@ def tune_command(args: argparse.Namespace) -> int:
 
     settings = TuneSettings(photos=args.photos, name=args.name, minutes=args.minutes, base=args.base,
                             recipe=args.recipe or DEFAULT_RECIPE, resume=args.resume, replace=args.replace,
-                            threads=args.threads)
+                            threads=args.threads, batch=args.batch, crop=args.crop)
+    progress = _json_lines if args.progress_json else None
     if settings.minutes <= 0:
         raise UsageError("--minutes must be more than 0")
     try:
-        card = run_tune(settings)
+        card = run_tune(settings, on_progress=progress)
     except (TuneError, ModelNameError) as err:
+        if progress is not None:
+            progress({"event": "error", "message": one_line(str(err), 300)})
         print(f"error: {one_line(str(err), 300)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("stopped: what was learned so far is kept; run the same command with --resume to go on "
               "(--minutes counts the time already spent)", file=sys.stderr)
         return 130
+    if progress is not None:
+        progress({"event": "done", "card": card})
     h = card["tune"]["heldout"]
     lo, hi = h["interval"] or (float("nan"), float("nan"))
     print(f"{card['name']}: {h['gain_db']:+.2f} dB against the shipped model on {h['photos']} photos held out of the "
@@ -34,6 +41,11 @@ def tune_command(args: argparse.Namespace) -> int:
           f"{h['worse_on']}")
     print(f"use it: main.py colorize PHOTOS --output DIR --model {card['name']!r}  (the shipped model is unchanged)")
     return 0
+
+
+def _json_lines(event: dict[str, Any]) -> None:
+    """``--progress-json``: one JSON object per line on stdout, for the app's teach dialog (another process)."""
+    print(json.dumps(event), flush=True)
 
 
 def models_command(args: argparse.Namespace) -> int:

@@ -88,6 +88,9 @@ class TuneSettings:
     seed: int = 0
     threads: int | None = None
     working_size: int = 512  # the held-out photos are measured as `colorize` runs them
+    batch: int = 12
+    crop: int = 224
+    examples: int = 6  # held-out photos saved as before/after pictures (the teach dialog shows them)
 
 
 @dataclass
@@ -161,7 +164,7 @@ def split(photos: PhotoSet) -> tuple[PhotoSet, PhotoSet]:
 def train_settings(s: TuneSettings, recipe: Recipe, work: Path, out: Path) -> TrainSettings:
     """The training a tune runs: from the start model with its hints, bf16 where native, checkpoints often."""
     return TrainSettings(
-        data=Path(s.photos[0]), out=out, work=work, steps=10**6, batch=12, size=224, lr=recipe.lr,
+        data=Path(s.photos[0]), out=out, work=work, steps=10**6, batch=s.batch, size=s.crop, lr=recipe.lr,
         encoder_lr_scale=recipe.encoder_lr_scale, freeze_steps=0, reg_weight=10.0, reg_beta=0.2, rebalance=1.0,
         seed=s.seed, resume=s.resume, init=s.base or DEFAULT_WEIGHTS, val_every=50, ema_decay=recipe.ema_decay,
         tune_fraction=0.0 if recipe.keep_readout else 0.1, threads=s.threads, hint_channels=3,
@@ -193,6 +196,32 @@ def measure(models: dict[str, CVUNet], photos: PhotoSet, size: int) -> dict[str,
     return {name: evaluate_photos(Colorizer.create(settings, model=m), pairs) for name, m in models.items()}
 
 
+def save_examples(models: dict[str, CVUNet], photos: PhotoSet, reports: dict[str, dict], folder: Path,
+                  s: TuneSettings) -> list[dict[str, Any]]:
+    """Before/after pictures of some held-out photos (original, start model, tuned), spread over the gains."""
+    import cv2
+
+    folder.mkdir(parents=True, exist_ok=True)
+    gains = [a["psnr"] - b["psnr"] for a, b in zip(reports["tuned"]["rows"], reports["start"]["rows"], strict=True)]
+    order = sorted(range(len(gains)), key=lambda i: gains[i])
+    picks = sorted({order[round(k * (len(order) - 1) / max(1, s.examples - 1))] for k in range(s.examples)})
+    settings = ColorizeSettings(size=s.working_size, batch_size=1)
+    colorizers = {name: Colorizer.create(settings, model=m) for name, m in models.items()}
+    out = []
+    for n, i in enumerate(picks):
+        rgb = photos.images[i]
+        scale = min(1.0, 384 / max(rgb.shape[:2]))
+        row: dict[str, Any] = {"name": photos.names[i], "gain_db": round(gains[i], 3)}
+        for what, picture in (("original", rgb), *((k, c.colorize(rgb)) for k, c in colorizers.items())):
+            if scale < 1:
+                picture = cv2.resize(picture, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+            path = folder / f"{n:02d}_{what}.png"
+            cv2.imwrite(str(path), cv2.cvtColor(np.ascontiguousarray(picture), cv2.COLOR_RGB2BGR))
+            row[what] = str(path)
+        out.append(row)
+    return out
+
+
 def verdict(c: dict) -> str:
     lo, hi = c["interval"] or (float("nan"), float("nan"))
     if c["interval"] is None or lo <= 0.0 <= hi:
@@ -219,6 +248,9 @@ def run_tune(s: TuneSettings, stop: Callable[[], bool] = lambda: False,
     train, readout_share = _readout_share(train, recipe)
     log.info("tuning on %d photos; %d held out to measure it (never trained on)", len(train.names),
              len(heldout.names))
+    if on_progress is not None:
+        on_progress({"event": "photos", "photos": len(found.photos.names), "trained_on": len(train.names),
+                     "held_out": len(heldout.names), "notes": found.notes()})
     ts = train_settings(s, recipe, work, out)
     trainer, precision = make_trainer(ts, PhotoSets(train, readout_share, PhotoSet([], [])))
     started = trainer.progress.step
@@ -232,8 +264,11 @@ def run_tune(s: TuneSettings, stop: Callable[[], bool] = lambda: False,
         row, _rows = choose_readout(tuned, *trainer.crops.tune, ts.colour_target)
         tuned.readout = replace(tuned.readout, temperature=row["temperature"], chroma_gain=row["chroma_gain"])
     tuned = blended(start, tuned, recipe.blend)
+    if on_progress is not None:
+        on_progress({"event": "measuring", "photos": len(heldout.names)})
     reports = measure({"tuned": tuned, "start": start}, heldout, s.working_size)
     c = compare(reports["tuned"], reports["start"])
+    examples = save_examples({"tuned": tuned, "start": start}, heldout, reports, work / "heldout", s)
     card = {
         "name": s.name,
         "tune": {"photos": len(found.photos.names), "trained_on": len(train.names), "folders": found.folders,
@@ -244,7 +279,7 @@ def run_tune(s: TuneSettings, stop: Callable[[], bool] = lambda: False,
                  "heldout": {"photos": len(heldout.names), "names": heldout.names, "gain_db": c["psnr_difference"],
                              "interval": c["interval"], "better_on": c["better_on"], "worse_on": c["worse_on"],
                              "verdict": verdict(c), "colourfulness_ratio": c["colourfulness_ratio"],
-                             "colourfulness_ratio_start": c["colourfulness_ratio_other"]},
+                             "colourfulness_ratio_start": c["colourfulness_ratio_other"], "examples": examples},
                  "history": trainer.progress.history},
         "model": stored_config(tuned),
         "torch": torch.__version__,
@@ -280,7 +315,7 @@ def _train_for(trainer: Any, ts: TrainSettings, train: PhotoSet, budget_s: float
                 trainer.validate(parts)
             remaining = max(0.0, left - (time.monotonic() - t0))
             if on_progress is not None:
-                on_progress({"step": p.step, "steps": None if bar is None else ts.steps, **parts,
+                on_progress({"event": "step", "step": p.step, "steps": None if bar is None else ts.steps, **parts,
                              "seconds_left": remaining})
             if bar is not None:
                 bar.update(p.step, " ".join(f"{k} {v:.3f}" for k, v in parts.items()), remaining)
