@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,9 +117,10 @@ def new_model_path(name: str, *, replace: bool = False) -> Path:
 
 
 def delete_model(name: str) -> None:
-    """Remove a tuned model and its card; the shipped model cannot be removed."""
+    """Remove a tuned model, its card and its tune's checkpoints; the shipped model cannot be removed."""
     path = models_dir() / f"{check_name(name)}.pt"
     if not path.is_file():
         raise ModelNameError(f"no model named {name!r}")
     for p in (path, path.with_suffix(".json"), path.with_suffix(".md")):
         p.unlink(missing_ok=True)
+    shutil.rmtree(path.with_suffix(".work"), ignore_errors=True)

@@ -66,11 +66,12 @@ def test_a_taken_name_is_refused_unless_replacing_and_delete_removes_the_card_to
     path = new_model_path("family")
     save_weights(random_model(), path)
     path.with_suffix(".json").write_text("{}")
+    (path.with_suffix(".work") / "heldout").mkdir(parents=True)
     with pytest.raises(ModelNameError, match="exists already"):
         new_model_path("family")
     assert new_model_path("family", replace=True) == path
     delete_model("family")
-    assert not path.exists() and not path.with_suffix(".json").exists()
+    assert not path.exists() and not path.with_suffix(".json").exists() and not path.with_suffix(".work").exists()
     with pytest.raises(ModelNameError):
         delete_model(SHIPPED)
     assert DEFAULT_WEIGHTS.is_file()

@@ -1,0 +1,98 @@
+"""`tune`: a person's colour photos teach a named model, measured on photos it held out of its own training."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+import torch
+from helpers import colour_photo, random_model, write_grey
+
+from engine.cli import main as cli_main
+from engine.model import with_hint_channels
+from engine.named_models import list_models, models_dir
+from engine.training.tune import MIN_PHOTOS, TuneError, TuneSettings, gather, held_out, run_tune
+from engine.weights import DEFAULT_WEIGHTS, load_model, save_weights
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("COLORIZER_MODELS_DIR", str(tmp_path / "models"))
+    return tmp_path / "models"
+
+
+def _colour_folder(folder: Path, n: int, h: int = 72, w: int = 96) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        assert cv2.imwrite(str(folder / f"p{i:03d}.png"), colour_photo(h, w, seed=i)[..., ::-1])
+    return folder
+
+
+def test_the_held_out_share_is_fixed_by_name_not_by_order_and_never_below_four():
+    names = [f"album/{i:03d}.jpg" for i in range(100)]
+    out = held_out(names)
+    assert len(out) == 15 and out == held_out(list(reversed(names)))
+    assert len(held_out(names[:20])) == 4
+    assert held_out(names[:40]) != set(sorted(names[:40])[:6])  # by hash, not the first files
+
+
+def test_grey_photos_are_skipped_with_a_note_and_too_few_colour_ones_are_refused(tmp_path):
+    folder = _colour_folder(tmp_path / "few", MIN_PHOTOS - 1)
+    write_grey(folder / "grey.png", 64, 64)
+    with pytest.raises(TuneError, match=f"{MIN_PHOTOS - 1} colour photos"):
+        gather([folder])
+    _colour_folder(folder, MIN_PHOTOS)
+    found = gather([folder])
+    assert len(found.photos.names) == MIN_PHOTOS and found.grey == ["few/grey.png"]
+    assert "grey" in found.notes()[0]
+    with pytest.raises(TuneError, match="no such photo or folder"):
+        gather([tmp_path / "missing"])
+
+
+def test_a_tiny_tune_saves_a_named_model_with_its_held_out_figures_and_leaves_the_shipped_one(store, tmp_path):
+    base = tmp_path / "base.pt"
+    save_weights(with_hint_channels(random_model(seed=3), 3), base)  # as the shipped model: it reads hints
+    shipped_hash = hashlib.sha256(DEFAULT_WEIGHTS.read_bytes()).hexdigest()
+    photos = _colour_folder(tmp_path / "family", 24)
+    events: list[dict] = []
+    card = run_tune(TuneSettings(photos=[photos], name="family", minutes=0.02, base=base, batch=2, crop=64,
+                                 working_size=128, examples=2, threads=2), on_progress=events.append)
+    held = card["tune"]["heldout"]
+    assert held["photos"] == 4 and len(held["names"]) == 4 and held["verdict"] in ("better", "worse", "within chance")
+    assert card["tune"]["trained_on"] == 20 and card["tune"]["steps"] >= 1
+    assert all(Path(e[k]).is_file() for e in held["examples"] for k in ("original", "start", "tuned"))
+    assert [e["event"] for e in events][0] == "photos" and "measuring" in [e["event"] for e in events]
+    assert (models_dir() / "family.pt").is_file() and "family" in [m.name for m in list_models()]
+    assert json.loads((models_dir() / "family.json").read_text())["tune"]["heldout"]["photos"] == 4
+    assert hashlib.sha256(DEFAULT_WEIGHTS.read_bytes()).hexdigest() == shipped_hash
+
+
+def test_the_default_recipe_keeps_the_start_models_batchnorm_statistics_and_r1_does_not(store, tmp_path):
+    """A probe (docs/experiments): updating them alone over 12 batches of a person's photos cost 1.6 dB."""
+    base = tmp_path / "base.pt"
+    save_weights(with_hint_channels(random_model(seed=4), 3), base)
+    photos = _colour_folder(tmp_path / "family", 20)
+    start = load_model(base).state_dict()
+    stats = [k for k in start if k.endswith("running_mean") and k.startswith(("dec", "refine"))]
+    for recipe, kept in (("r2", True), ("r1", False)):
+        run_tune(TuneSettings(photos=[photos], name=recipe, minutes=0.02, base=base, batch=2, crop=64,
+                              working_size=96, examples=1, recipe=recipe, threads=2))
+        tuned = load_model(models_dir() / f"{recipe}.pt").state_dict()
+        assert stats and all(torch.equal(tuned[k], start[k]) for k in stats) == kept, recipe
+
+
+def test_the_command_line_names_models_lists_them_and_refuses_an_unknown_one_in_one_line(store, tmp_path, capsys):
+    assert cli_main(["models"]) == 0
+    assert capsys.readouterr().out.startswith("shipped:")
+    write_grey(tmp_path / "in" / "a.png", 32, 32)
+    code = cli_main(["colorize", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--model", "nobody"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "nobody" in err and "shipped" in err
+    assert not (tmp_path / "out").exists()
+    code = cli_main(["tune", str(_colour_folder(tmp_path / "few", 3)), "--name", "x"])
+    assert code == 2 and "at least" in capsys.readouterr().err
+    assert np.array_equal(sorted(m.name for m in list_models()), ["shipped"])
