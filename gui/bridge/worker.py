@@ -30,7 +30,9 @@ from engine.hints import Hint
 from engine.messages import counted
 from engine.options import BatchSummary, ColorizeSettings, Job
 from engine.weights import WeightsError, weights_meta
+from gui.bridge import models
 from gui.model.hint_store import NO_HINTS_TEXT
+from gui.model.models import ModelInfo
 from gui.model.newest_only import NewestOnly
 from gui.model.request import BatchRequest
 
@@ -294,3 +296,18 @@ class Backend:
 
     def model_card(self) -> tuple[dict[str, Any] | None, str | None]:
         return model_card(self.weights)
+
+    def models(self) -> list[ModelInfo]:
+        return models.list_models()
+
+    def model_name_problem(self, name: str) -> str | None:
+        return models.name_problem(name)
+
+    def model_taken(self, name: str) -> bool:
+        return models.model_taken(name)
+
+    def delete_model(self, name: str) -> str | None:
+        return models.delete_model(name)
+
+    def remove_tune_work(self, name: str) -> None:
+        models.remove_tune_work(name)

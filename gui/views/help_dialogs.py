@@ -68,13 +68,19 @@ def help_html(panels: Iterable[tuple[str, str]], shortcuts: Iterable[tuple[str, 
     )
 
 
-def text_dialog(parent: QWidget | None, title: str, text: str, width: int = 520, height: int = 420) -> QDialog:
-    """A dialog of at most MAX_WIDTH x MAX_HEIGHT: long text scrolls inside it, links open outside."""
+def text_dialog(parent: QWidget | None, title: str, text: str, width: int = 520, height: int = 420,
+                markdown: bool = False) -> QDialog:
+    """A dialog of at most MAX_WIDTH x MAX_HEIGHT: long text (HTML, or Markdown) scrolls inside it, links open
+    outside.
+    """
     dialog = QDialog(parent)
     dialog.setWindowTitle(title)
     browser = QTextBrowser()
     browser.setOpenExternalLinks(True)
-    browser.setHtml(text)
+    if markdown:
+        browser.setMarkdown(text)
+    else:
+        browser.setHtml(text)
     buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok)
     buttons.accepted.connect(dialog.accept)
     layout = QVBoxLayout(dialog)
