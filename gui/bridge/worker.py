@@ -49,16 +49,26 @@ class CachedFactory:
     def __init__(self, make: ColorizerFactory, keep: int = 2) -> None:
         self._make = make
         self._keep = keep
-        self._cache: dict[ColorizeSettings, Colorizer] = {}
+        self._cache: dict[tuple[ColorizeSettings, tuple[int, int] | None], Colorizer] = {}
         self._lock = threading.Lock()
 
     def __call__(self, settings: ColorizeSettings) -> Colorizer:
+        key = (settings, _stamp(settings.weights))  # a model taught again under its name is loaded again
         with self._lock:
-            if settings not in self._cache:
+            if key not in self._cache:
                 while len(self._cache) >= self._keep:
                     self._cache.pop(next(iter(self._cache)))
-                self._cache[settings] = self._make(settings)
-            return self._cache[settings]
+                self._cache[key] = self._make(settings)
+            return self._cache[key]
+
+
+def _stamp(path: Path | None) -> tuple[int, int] | None:
+    """When a weights file was written and its size: what tells a replaced file from the one loaded before."""
+    try:
+        st = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if st is not None else None
 
 
 class BatchWorker(QObject):

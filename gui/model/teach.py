@@ -71,7 +71,10 @@ class PhotoCounter(QObject):
         def work() -> None:
             n, capped = count_photos(folders, stop=stop.is_set)
             if not stop.is_set():
-                self.counted.emit(generation, n, capped)
+                try:
+                    self.counted.emit(generation, n, capped)
+                except RuntimeError:  # the dialog's window went away while it counted
+                    pass
 
         threading.Thread(target=work, name="count-photos", daemon=True).start()
         return generation
@@ -116,7 +119,8 @@ def step_text(event: dict[str, Any]) -> str:
     """The progress bar's text for a step event: the step (of how many, once timed) and the time left."""
     steps = event.get("steps")
     of = f" of {steps}" if steps else ""
-    return f"step {event.get('step', 0)}{of} · about {clock(float(event.get('seconds_left') or 0))} left"
+    left = clock(float(event.get("seconds_left") or 0))
+    return f"step {event.get('step', 0)}{of} · about {left} left, then measuring"
 
 
 def verdict_text(heldout: dict[str, Any]) -> str:

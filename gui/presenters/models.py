@@ -21,6 +21,7 @@ class ModelsPresenter(QObject):
         self.backend, self.engine_panel, self.say, self._parent = backend, engine_panel, say, parent
         self.card_dialog: QDialog | None = None
         self.delete_box: QMessageBox | None = None
+        engine_panel.card_requested.connect(self.show_card)
         self.refresh()
 
     def refresh(self, select: str | None = None) -> None:

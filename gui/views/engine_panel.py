@@ -11,7 +11,16 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QGroupBox, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QSpinBox,
+    QToolButton,
+    QWidget,
+)
 
 from engine.options import ColorizeSettings
 from gui.model.models import SHIPPED, ModelInfo
@@ -51,6 +60,7 @@ class EnginePanel(QGroupBox):
     """``options`` is ``gui.bridge.worker.available_options()`` (injected: this module never asks torch)."""
 
     changed = Signal()
+    card_requested = Signal()  # the Model row's "Card" button
     device_changed = Signal(str)
     compare_toggled = Signal(bool)
 
@@ -61,6 +71,14 @@ class EnginePanel(QGroupBox):
         self.model = QComboBox()
         self.model.setToolTip("The model that colorizes: the shipped one, or one taught from your own colour photos "
                               "(Model > Teach from Colour Photos…)")
+        self.card_button = QToolButton()
+        self.card_button.setText("Card")
+        self.card_button.setToolTip("The chosen model's card: what it learned from, and how it measured")
+        self.card_button.clicked.connect(self.card_requested)
+        model_row = QHBoxLayout()
+        model_row.setContentsMargins(0, 0, 0, 0)
+        model_row.addWidget(self.model, 1)
+        model_row.addWidget(self.card_button)
         self.engine = QComboBox()
         _fill(self.engine, ENGINE_LABELS)
         self.engine.setToolTip("Optimized: folded, channels-last, reduced precision. Baseline: the plain module.")
@@ -83,7 +101,7 @@ class EnginePanel(QGroupBox):
         self.compare.setToolTip("Run every photo through both engines: times, speed-up and the largest difference")
 
         form = QFormLayout(self)
-        form.addRow("Model", self.model)
+        form.addRow("Model", model_row)
         form.addRow("Engine", self.engine)
         form.addRow("Device", self.device)
         form.addRow("Precision", self.precision)

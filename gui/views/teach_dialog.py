@@ -52,6 +52,7 @@ class FolderList(QListWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAcceptDrops(True)
+        self.setDragDropMode(QAbstractItemView.DragDropMode.DropOnly)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setMinimumHeight(70)
         self.setMaximumHeight(110)
@@ -328,8 +329,10 @@ class TeachDialog(QDialog):
         if phase == "running":
             self.loss_plot.clear()
             self.set_progress(None, "starting")
-        if phase != "setup" and self.height() < 640:
-            self.resize(max(self.width(), 900), 640 if phase == "running" else 860)
+        height = {"setup": 0, "running": 640, "result": 880}[phase]
+        if self.height() < height:  # room for the plot, then the pictures; never past the screen
+            screen = self.screen().availableGeometry()
+            self.resize(min(max(self.width(), 900), screen.width() - 40), min(height, screen.height() - 60))
 
     def set_stage(self, text: str) -> None:
         self.stage_label.setText(text)

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 from helpers import random_model, write_grey
 from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QTextBrowser
 
-from engine.options import Status
+from engine.options import ColorizeSettings, Status
 from engine.weights import save_weights
 from gui.main_window import MainWindow
 from gui.model import teach
@@ -207,9 +208,13 @@ def tuned_model(models_dir: Path) -> Path:
     return path
 
 
-def test_the_chosen_model_reaches_the_batch_and_survives_a_restart(qtbot, backend, make_window, tuned_model,
-                                                                   write_photo, tmp_path):
-    window = make_window(backend)
+def test_the_chosen_model_reaches_the_batch_and_survives_a_restart(qtbot, backend, tuned_model, write_photo,
+                                                                   tmp_path):
+    window = MainWindow(backend, QSettings())
+    qtbot.addWidget(window)
+    window.engine_panel.set_choice(ColorizeSettings(size=64, batch_size=2))
+    window.prefs.set_output_dir(tmp_path / "out")
+    window.show()
     panel = window.engine_panel
     assert [panel.model.itemData(i) for i in range(panel.model.count())] == ["shipped", "Broken", "Mine"]
     assert panel.model_name() == "shipped" and panel.choice().weights is None
@@ -227,6 +232,9 @@ def test_the_chosen_model_reaches_the_batch_and_survives_a_restart(qtbot, backen
     assert "Run Again" in window.status_label.text()
     panel.select_model("Mine")
     assert "Tuned on sixty photos" in window.models.card_text()
+    panel.card_button.click()  # the card is one click away
+    assert "Tuned on sixty photos" in window.models.card_dialog.findChild(QTextBrowser).toPlainText()
+    window.models.card_dialog.close()
     window.close()
 
     again = MainWindow(backend, QSettings())
@@ -249,3 +257,17 @@ def test_delete_tuned_model_removes_it_and_goes_back_to_shipped(qtbot, backend, 
     assert window.engine_panel.model_name() == "shipped"
     assert window.engine_panel.model.findData("Mine") < 0
     assert "Model" in [m.title().replace("&", "") for m in window.menus.values()]
+
+
+def test_a_model_taught_again_under_its_name_is_loaded_again_not_taken_from_the_cache(tmp_path):
+    from gui.bridge.worker import CachedFactory
+
+    made = []
+    factory = CachedFactory(lambda s: made.append(s) or object())
+    weights = tmp_path / "Mine.pt"
+    weights.write_bytes(b"first")
+    settings = ColorizeSettings(weights=weights)
+    assert factory(settings) is factory(settings) and len(made) == 1
+    weights.write_bytes(b"second, longer")  # replaced (Keep after teaching under the same name)
+    factory(settings)
+    assert len(made) == 2
