@@ -148,7 +148,7 @@ class EnginePanel(QGroupBox):
         self.compare.setChecked(on)
 
     def set_models(self, models: list[ModelInfo]) -> None:
-        """List ``models`` (the shipped one first; one that cannot be used disabled, its problem as tooltip),
+        """List ``models`` (the shipped one first; a tuned one that cannot be used disabled, its problem as tooltip),
         keeping the chosen one where it is still usable, else the shipped model. Emits ``changed`` only if the
         choice changed.
         """
@@ -163,7 +163,7 @@ class EnginePanel(QGroupBox):
         for m in self.models.values():
             self.model.addItem("Shipped (comes with the app)" if m.shipped else m.name, m.name)
             item = model.item(self.model.count() - 1)
-            item.setEnabled(not m.problem)
+            item.setEnabled(m.shipped or not m.problem)  # the shipped model is the fallback: never disabled
             item.setToolTip(f"Cannot be used: {m.problem}" if m.problem else m.line)
         self.model.blockSignals(False)
         if not self.select_model(chosen or SHIPPED):
