@@ -69,7 +69,7 @@ def main(out: Path, photos: Path | None) -> int:
         if "teach-setup" not in taken and "photos found" in dialog.count_label.text():
             shot("teach-setup")
             teach.start()
-        elif "teach-training" not in taken and teach.steps_seen >= 40:
+        elif "teach-training" not in taken and teach.steps_seen >= 12:
             shot("teach-training")
         elif "teach-result" not in taken and dialog.phase == "result":
             QTimer.singleShot(300, lambda: (shot("teach-result"), dialog.keep_button.click()))

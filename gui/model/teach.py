@@ -127,7 +127,7 @@ def verdict_text(heldout: dict[str, Any]) -> str:
     """The measured gain in words, e.g. "+0.62 dB better than the shipped model on 22 photos held out (90% interval
     +0.31 to +0.95)".
     """
-    gain, photos = float(heldout.get("gain_db", 0.0)), int(heldout.get("photos", 0))
+    gain, photos = round(float(heldout.get("gain_db", 0.0)), 2) + 0.0, int(heldout.get("photos", 0))  # no "-0.00"
     interval = heldout.get("interval")
     spread = f" (90% interval {interval[0]:+.2f} to {interval[1]:+.2f})" if interval else ""
     on = f"{gain:+.2f} dB against the shipped model on {photos} photos held out{spread}"

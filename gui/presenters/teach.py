@@ -153,6 +153,7 @@ class TeachPresenter(QObject):
         run.reported.connect(self._on_event)
         run.ended.connect(self._on_ended)
         d.set_phase("running")
+        d.set_training_title(f"Teaching “{self._name}” for about {d.minutes():g} minutes")
         d.set_stage("Reading the photos…")
         run.start()
         self.say(f"Teaching the model '{self._name}' from your colour photos (in a separate process)…")

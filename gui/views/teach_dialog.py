@@ -54,8 +54,7 @@ class FolderList(QListWidget):
         self.setAcceptDrops(True)
         self.setDragDropMode(QAbstractItemView.DragDropMode.DropOnly)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.setMinimumHeight(70)
-        self.setMaximumHeight(110)
+        self.setMinimumHeight(80)
         self.setToolTip("Folders of colour photos (their subfolders too); drop folders here to add them")
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -112,6 +111,7 @@ class ExampleGrid(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.grid = QGridLayout(self)
+        self.grid.setColumnStretch(len(self.COLUMNS) + 1, 1)  # spare width to the right, not into the captions
         self.pictures: list[QLabel] = []
 
     def set_examples(self, examples: list[dict[str, Any]]) -> None:
@@ -317,7 +317,7 @@ class TeachDialog(QDialog):
         """"setup", "running" or "result": which parts and buttons are on show."""
         assert phase in PHASES, phase
         self.phase = phase
-        self.setup_box.setEnabled(phase == "setup")
+        self.setup_box.setVisible(phase == "setup")  # training and the result say what they are for
         self.progress_box.setVisible(phase != "setup")
         self.result_box.setVisible(phase == "result")
         self.start_button.setVisible(phase == "setup")
@@ -329,10 +329,13 @@ class TeachDialog(QDialog):
         if phase == "running":
             self.loss_plot.clear()
             self.set_progress(None, "starting")
-        height = {"setup": 0, "running": 640, "result": 880}[phase]
+        height = {"setup": 0, "running": 520, "result": 860}[phase]
         if self.height() < height:  # room for the plot, then the pictures; never past the screen
             screen = self.screen().availableGeometry()
             self.resize(min(max(self.width(), 900), screen.width() - 40), min(height, screen.height() - 60))
+
+    def set_training_title(self, text: str) -> None:
+        self.progress_box.setTitle(text)
 
     def set_stage(self, text: str) -> None:
         self.stage_label.setText(text)

@@ -271,3 +271,8 @@ def test_a_model_taught_again_under_its_name_is_loaded_again_not_taken_from_the_
     weights.write_bytes(b"second, longer")  # replaced (Keep after teaching under the same name)
     factory(settings)
     assert len(made) == 2
+
+
+def test_a_gain_that_rounds_to_nothing_reads_plus_zero():
+    text = teach.verdict_text({"photos": 4, "gain_db": -0.001, "interval": None, "verdict": "within chance"})
+    assert "+0.00 dB" in text and "-0.00" not in text
