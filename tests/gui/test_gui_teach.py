@@ -276,3 +276,43 @@ def test_a_model_taught_again_under_its_name_is_loaded_again_not_taken_from_the_
 def test_a_gain_that_rounds_to_nothing_reads_plus_zero():
     text = teach.verdict_text({"photos": 4, "gain_db": -0.001, "interval": None, "verdict": "within chance"})
     assert "+0.00 dB" in text and "-0.00" not in text
+
+
+def test_discard_deletes_the_tuned_model_and_the_choice_stays(qtbot, backend, make_window, models_dir,
+                                                              colour_folder):
+    window, dialog = teach_window(make_window, backend, colour_folder(24), "Gone", (*TINY, "--minutes", "0.02"))
+    qtbot.waitUntil(lambda: "24 photos found" in dialog.count_label.text(), timeout=5000)
+    assert window.teach.start()
+    qtbot.waitUntil(lambda: window.teach.run is None, timeout=180_000)
+    assert dialog.phase == "result", dialog.message()
+    assert (models_dir / "Gone.pt").is_file()
+    dialog.discard_button.click()
+    assert not (models_dir / "Gone.pt").exists() and not (models_dir / "Gone.work").exists()
+    assert window.engine_panel.model_name() == "shipped" and window.engine_panel.model.findData("Gone") < 0
+    assert "Discarded" in window.status_label.text()
+
+
+def test_closing_the_dialog_or_the_window_while_training_stops_the_process(qtbot, backend, make_window, models_dir,
+                                                                          colour_folder):
+    folder = colour_folder(24)
+    window, dialog = teach_window(make_window, backend, folder, "Closed", (*TINY, "--minutes", "5"))
+    qtbot.waitUntil(lambda: "24 photos found" in dialog.count_label.text(), timeout=5000)
+    assert window.teach.start()
+    process = window.teach.run.process
+    qtbot.waitUntil(lambda: process.processId() > 0, timeout=5000)
+    dialog.reject()  # Esc, or the title bar's close button
+    assert window.teach.dialog is None
+    qtbot.waitUntil(lambda: window.teach.run is None, timeout=5000)
+    assert not (models_dir / "Closed.work").exists()
+
+    dialog = window.teach.open_dialog()  # a fresh dialog; then the window closes mid-run
+    window.teach.add_folders([folder])
+    dialog.name_edit.setText("Closed")
+    qtbot.waitUntil(lambda: "24 photos found" in dialog.count_label.text(), timeout=5000)
+    assert window.teach.start()
+    pid = window.teach.run.process.processId()
+    qtbot.waitUntil(lambda: (models_dir / "Closed.work").is_dir(), timeout=60_000)
+    window.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert window.teach.run is None and not (models_dir / "Closed.work").exists()
