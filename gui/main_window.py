@@ -40,10 +40,12 @@ from gui.presenters.help import HelpPresenter
 from gui.presenters.hint_files import HintFiles
 from gui.presenters.hints import HintEditor
 from gui.presenters.live import LiveFigures
+from gui.presenters.models import ModelsPresenter
 from gui.presenters.preview import PreviewPresenter
 from gui.presenters.queue import QueuePresenter
 from gui.presenters.queue_menu import QueueMenu
 from gui.presenters.settings import SettingsPresenter
+from gui.presenters.teach import TeachPresenter
 from gui.views.charts import SummaryPanel, TimingChart, UtilizationPlot
 from gui.views.docks import build_docks, scrolled
 from gui.views.engine_panel import EnginePanel
@@ -53,7 +55,7 @@ from gui.views.queue_table import QueueTable
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "samples"
 SPLITTERS = ("central",)  # the queue over the preview; everything else is in docks (gui/views/docks.py)
-MENUS = ("&File", "&Edit", "&Queue", "&Batch", "&View", "&Help")
+MENUS = ("&File", "&Edit", "&Queue", "&Batch", "&Model", "&View", "&Help")
 Key = QKeySequence.StandardKey
 Spec = ActionSpec["MainWindow"]
 
@@ -129,6 +131,8 @@ class MainWindow(QMainWindow):
             self.prefs.save, self.queue_presenter.selected_keys, self.set_status, self.shortcut, self)
         self.live = LiveFigures(self.backend, self.utilization, self.timing, self)
         self.help: HelpPresenter = HelpPresenter(self.backend, lambda: self.actions_by_name, self.set_status, self)
+        self.models = ModelsPresenter(self.backend, self.engine_panel, self.set_status, self)
+        self.teach = TeachPresenter(self.backend, self.models.refresh, self.set_status, self)
 
     def _add_panels_menu(self) -> None:
         a, view = self.actions_by_name, self.menus["&View"]
@@ -189,6 +193,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         """Stop everything that still calls into the plots (timers, the batch thread) before Qt deletes them."""
         self.live.stop()
+        self.teach.shutdown()
         self.controller.shutdown()
         self.viewer.stop()
         self.prefs.save()
@@ -228,6 +233,14 @@ ACTIONS: tuple[Spec, ...] = (
     Spec("cancel", "&Cancel", lambda w: w.batch.cancel_batch(), "Esc",
          tip="Stop after the photos in progress; nothing is left half-written", menu="&Batch", toolbar=1,
          enabled=lambda s: s.running),
+    Spec("teach", "&Teach from Colour Photos…", lambda w: w.teach.open_dialog(),
+         tip="Teach the model from your own colour photos, saved under a name (the shipped model stays)",
+         menu="&Model"),
+    Spec("model_card", "Show Model &Card", lambda w: w.models.show_card(),
+         tip="The chosen model's card: what it learned from, and how it measured", menu="&Model", section=1),
+    Spec("delete_model", "&Delete Tuned Model…", lambda w: w.models.delete_chosen(),
+         tip="Delete the tuned model chosen in the Engine panel", menu="&Model", section=1,
+         enabled=lambda s: not s.running),
     Spec("wipe", "&Wipe Between Before and After", toggle=lambda w, on: w.viewer.set_wipe(on), shortcut="Ctrl+T",
          tip="Switch between side by side and a wipe", menu="&View"),
     Spec("zoom_in", "Zoom &In", lambda w: w.preview.zoom_in(), Key.ZoomIn, menu="&View", section=1),

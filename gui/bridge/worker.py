@@ -30,7 +30,9 @@ from engine.hints import Hint
 from engine.messages import counted
 from engine.options import BatchSummary, ColorizeSettings, Job
 from engine.weights import WeightsError, weights_meta
+from gui.bridge import models
 from gui.model.hint_store import NO_HINTS_TEXT
+from gui.model.models import ModelInfo
 from gui.model.newest_only import NewestOnly
 from gui.model.request import BatchRequest
 
@@ -47,16 +49,26 @@ class CachedFactory:
     def __init__(self, make: ColorizerFactory, keep: int = 2) -> None:
         self._make = make
         self._keep = keep
-        self._cache: dict[ColorizeSettings, Colorizer] = {}
+        self._cache: dict[tuple[ColorizeSettings, tuple[int, int] | None], Colorizer] = {}
         self._lock = threading.Lock()
 
     def __call__(self, settings: ColorizeSettings) -> Colorizer:
+        key = (settings, _stamp(settings.weights))  # a model taught again under its name is loaded again
         with self._lock:
-            if settings not in self._cache:
+            if key not in self._cache:
                 while len(self._cache) >= self._keep:
                     self._cache.pop(next(iter(self._cache)))
-                self._cache[settings] = self._make(settings)
-            return self._cache[settings]
+                self._cache[key] = self._make(settings)
+            return self._cache[key]
+
+
+def _stamp(path: Path | None) -> tuple[int, int] | None:
+    """When a weights file was written and its size: what tells a replaced file from the one loaded before."""
+    try:
+        st = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if st is not None else None
 
 
 class BatchWorker(QObject):
@@ -294,3 +306,18 @@ class Backend:
 
     def model_card(self) -> tuple[dict[str, Any] | None, str | None]:
         return model_card(self.weights)
+
+    def models(self) -> list[ModelInfo]:
+        return models.list_models()
+
+    def model_name_problem(self, name: str) -> str | None:
+        return models.name_problem(name)
+
+    def model_taken(self, name: str) -> bool:
+        return models.model_taken(name)
+
+    def delete_model(self, name: str) -> str | None:
+        return models.delete_model(name)
+
+    def remove_tune_work(self, name: str) -> None:
+        models.remove_tune_work(name)

@@ -27,6 +27,7 @@ from engine.options import (
     ColorizeSettings,
     ExportOptions,
 )
+from gui.model.models import SHIPPED
 
 ORGANIZATION = "Colorizer"
 APPLICATION = "Colorizer"
@@ -40,6 +41,7 @@ class AppSettings:
     export: ExportOptions = field(default_factory=lambda: ExportOptions(output_dir=default_output_dir()))
     compare: bool = False
     preview_mode: str = "side"  # side | wipe
+    model_name: str = SHIPPED  # the Engine panel's model; ``model.weights`` is its file (None: shipped)
 
 
 def default_output_dir() -> Path:
@@ -110,7 +112,8 @@ def load(qs: QSettings) -> AppSettings:
         strength=_read(qs, "export/strength", e.strength, _float_in(0.0, MAX_STRENGTH)),
     )
     return AppSettings(model, export, compare=_read(qs, "engine/compare", False, _to_bool),
-                       preview_mode=_read(qs, "view/preview_mode", d.preview_mode, str, ("side", "wipe")))
+                       preview_mode=_read(qs, "view/preview_mode", d.preview_mode, str, ("side", "wipe")),
+                       model_name=_read(qs, "engine/model", SHIPPED, str))
 
 
 def save(qs: QSettings, s: AppSettings) -> None:
@@ -118,6 +121,7 @@ def save(qs: QSettings, s: AppSettings) -> None:
     for key, value in {
         "engine/engine": m.engine, "engine/device": m.device, "engine/precision": m.precision,
         "engine/batch_size": m.batch_size, "engine/size": m.size, "engine/compare": s.compare,
+        "engine/model": s.model_name,
         "export/output_dir": str(e.output_dir), "export/format": e.format, "export/jpeg_quality": e.jpeg_quality,
         "export/mirror_subfolders": e.mirror_subfolders, "export/name_pattern": e.name_pattern,
         "export/if_exists": e.if_exists, "export/keep_metadata": e.keep_metadata,

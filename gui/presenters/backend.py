@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, QThread, SignalInstance
 
 from engine.hints import Hint
 from engine.options import ColorizeSettings
+from gui.model.models import ModelInfo
 from gui.model.request import BatchRequest
 
 
@@ -89,4 +90,19 @@ class Backend(Protocol):
         ...
     def model_card(self) -> tuple[dict[str, Any] | None, str | None]:
         """(card, None) for the installed weights, or (None, why not)."""
+        ...
+    def models(self) -> list[ModelInfo]:
+        """The shipped model first, then the tuned ones (``engine.named_models.list_models``)."""
+        ...
+    def model_name_problem(self, name: str) -> str | None:
+        """Why ``name`` cannot name a tuned model (one line), or None."""
+        ...
+    def model_taken(self, name: str) -> bool:
+        """Whether a tuned model of this name exists."""
+        ...
+    def delete_model(self, name: str) -> str | None:
+        """Delete a tuned model with its card and its tune's work folder; why it could not be, or None."""
+        ...
+    def remove_tune_work(self, name: str) -> None:
+        """Remove a tune's ``NAME.work`` folder (a cancelled or failed tune leaves only that)."""
         ...

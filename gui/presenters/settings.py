@@ -34,11 +34,15 @@ class SettingsPresenter(QObject):
     def current(self) -> app_settings.AppSettings:
         export = replace(self.export_panel.choice(), strength=self.preview.strength_percent() / 100)
         return app_settings.AppSettings(self.engine_panel.choice(), export,
-                                        compare=self.engine_panel.comparing(), preview_mode=self.preview.mode)
+                                        compare=self.engine_panel.comparing(), preview_mode=self.preview.mode,
+                                        model_name=self.engine_panel.chosen_model().name)
 
     def restore(self) -> None:
         s = app_settings.load(self.qsettings)
         self.engine_panel.set_choice(s.model)
+        if not self.engine_panel.select_model(s.model_name):
+            self.say(f"The model '{s.model_name}' chosen last time is gone or cannot be used: "
+                     "colorizing with the shipped model")
         self.engine_panel.set_comparing(s.compare)
         self.export_panel.set_choice(s.export)
         self.preview.set_strength_percent(round(100 * s.export.strength))

@@ -1,4 +1,4 @@
-"""Engine, device, precision, batch size, working size and the speed-comparison toggle.
+"""The model, engine, device, precision, batch size, working size and the speed-comparison toggle.
 
 Options this machine cannot run stay visible but disabled, with the reason as their tooltip,
 so a user learns why (no CUDA GPU, no native bf16) instead of wondering where they went.
@@ -6,13 +6,24 @@ so a user learns why (no CUDA GPU, no native bf16) instead of wondering where th
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QGroupBox, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QSpinBox,
+    QToolButton,
+    QWidget,
+)
 
 from engine.options import ColorizeSettings
+from gui.model.models import SHIPPED, ModelInfo
 
 ENGINE_LABELS = {"optimized": "Optimized", "baseline": "Baseline (reference)"}
 DEVICE_LABELS = {"auto": "Automatic", "cpu": "CPU", "cuda": "CUDA GPU"}
@@ -49,12 +60,25 @@ class EnginePanel(QGroupBox):
     """``options`` is ``gui.bridge.worker.available_options()`` (injected: this module never asks torch)."""
 
     changed = Signal()
+    card_requested = Signal()  # the Model row's "Card" button
     device_changed = Signal(str)
     compare_toggled = Signal(bool)
 
     def __init__(self, options: dict[str, Any], parent: QWidget | None = None) -> None:
         super().__init__("Engine", parent)
         self.options = options
+        self.models: dict[str, ModelInfo] = {}
+        self.model = QComboBox()
+        self.model.setToolTip("The model that colorizes: the shipped one, or one taught from your own colour photos "
+                              "(Model > Teach from Colour Photos…)")
+        self.card_button = QToolButton()
+        self.card_button.setText("Card")
+        self.card_button.setToolTip("The chosen model's card: what it learned from, and how it measured")
+        self.card_button.clicked.connect(self.card_requested)
+        model_row = QHBoxLayout()
+        model_row.setContentsMargins(0, 0, 0, 0)
+        model_row.addWidget(self.model, 1)
+        model_row.addWidget(self.card_button)
         self.engine = QComboBox()
         _fill(self.engine, ENGINE_LABELS)
         self.engine.setToolTip("Optimized: folded, channels-last, reduced precision. Baseline: the plain module.")
@@ -77,6 +101,7 @@ class EnginePanel(QGroupBox):
         self.compare.setToolTip("Run every photo through both engines: times, speed-up and the largest difference")
 
         form = QFormLayout(self)
+        form.addRow("Model", model_row)
         form.addRow("Engine", self.engine)
         form.addRow("Device", self.device)
         form.addRow("Precision", self.precision)
@@ -84,7 +109,9 @@ class EnginePanel(QGroupBox):
         form.addRow("Working size", self.work_size)
         form.addRow(self.compare)
 
+        self.set_models([])
         self.set_choice(ColorizeSettings())
+        self.model.currentIndexChanged.connect(self.changed)
         for combo in (self.engine, self.device, self.precision):
             combo.currentIndexChanged.connect(self._on_combo)
         self.batch_size.valueChanged.connect(self.changed)
@@ -120,13 +147,57 @@ class EnginePanel(QGroupBox):
     def set_comparing(self, on: bool) -> None:
         self.compare.setChecked(on)
 
+    def set_models(self, models: list[ModelInfo]) -> None:
+        """List ``models`` (the shipped one first; a tuned one that cannot be used disabled, its problem as tooltip),
+        keeping the chosen one where it is still usable, else the shipped model. Emits ``changed`` only if the
+        choice changed.
+        """
+        chosen = self.model_name()
+        self.model.blockSignals(True)
+        self.model.clear()
+        self.models = {m.name: m for m in models}
+        if SHIPPED not in self.models:
+            self.models = {SHIPPED: ModelInfo(SHIPPED, Path("colorizer.pt")), **self.models}
+        model = self.model.model()
+        assert isinstance(model, QStandardItemModel)
+        for m in self.models.values():
+            self.model.addItem("Shipped (comes with the app)" if m.shipped else m.name, m.name)
+            item = model.item(self.model.count() - 1)
+            item.setEnabled(m.shipped or not m.problem)  # the shipped model is the fallback: never disabled
+            item.setToolTip(f"Cannot be used: {m.problem}" if m.problem else m.line)
+        self.model.blockSignals(False)
+        if not self.select_model(chosen or SHIPPED):
+            self.select_model(SHIPPED)
+        if self.model_name() != chosen and chosen is not None:
+            self.changed.emit()
+
+    def model_name(self) -> str | None:
+        """The chosen model's name (None before any is listed)."""
+        return self.model.currentData()
+
+    def chosen_model(self) -> ModelInfo:
+        return self.models[self.model_name() or SHIPPED]
+
+    def select_model(self, name: str) -> bool:
+        """Choose the model of this name; False (the choice unchanged) where it is not listed or cannot be used."""
+        i = self.model.findData(name)
+        if i < 0 or not item_enabled(self.model, name):
+            return False
+        self.model.setCurrentIndex(i)
+        return True
+
     def choice(self) -> ColorizeSettings:
         return ColorizeSettings(engine=self.engine.currentData(), device=self.device.currentData(),
                            precision=self.precision.currentData(), batch_size=self.batch_size.value(),
-                           size=self.work_size.value())
+                           size=self.work_size.value(), weights=self.chosen_model().weights)
 
     def set_choice(self, choice: ColorizeSettings) -> None:
-        """Select the saved choice, falling back to automatic where this machine cannot run it."""
+        """Select the saved choice, falling back to automatic where this machine cannot run it (and to the shipped
+        model where ``choice.weights`` is none of those listed).
+        """
+        by_path = {m.path: m.name for m in self.models.values() if not m.shipped}
+        if not (choice.weights is not None and self.select_model(by_path.get(choice.weights, ""))):
+            self.select_model(SHIPPED)
         _select(self.engine, choice.engine)
         _select(self.device, choice.device if item_enabled(self.device, choice.device) else "auto")
         self._update_precisions()

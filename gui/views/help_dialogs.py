@@ -61,6 +61,10 @@ def help_html(panels: Iterable[tuple[str, str]], shortcuts: Iterable[tuple[str, 
         "Message column; Start again retries them.</p>"
         "<p><b>Colour hints</b> (weights that take them): click the preview to pick a colour for that spot; drag a "
         "hint to move it, Delete or right-click removes it; File &gt; Save/Load Hints keeps them as a file.</p>"
+        "<p><b>Your own model</b>: Model &gt; Teach from Colour Photos… teaches the model from folders of your colour "
+        "photos in a separate process (the window stays usable), measures it against the shipped model on photos it "
+        "held out, and keeps it under a name if you say so; the Engine panel's Model list chooses which colorizes, "
+        "and its Card button shows what the chosen model learned from.</p>"
         "<p><b>Panels</b> (View menu: show or hide; drag a title bar to move, tab or float a panel)</p>"
         f"<table cellspacing='3'>{panel_rows}</table>"
         f"<p><b>Keyboard</b></p><table cellspacing='3'>{key_rows}</table>"
@@ -68,13 +72,19 @@ def help_html(panels: Iterable[tuple[str, str]], shortcuts: Iterable[tuple[str, 
     )
 
 
-def text_dialog(parent: QWidget | None, title: str, text: str, width: int = 520, height: int = 420) -> QDialog:
-    """A dialog of at most MAX_WIDTH x MAX_HEIGHT: long text scrolls inside it, links open outside."""
+def text_dialog(parent: QWidget | None, title: str, text: str, width: int = 520, height: int = 420,
+                markdown: bool = False) -> QDialog:
+    """A dialog of at most MAX_WIDTH x MAX_HEIGHT: long text (HTML, or Markdown) scrolls inside it, links open
+    outside.
+    """
     dialog = QDialog(parent)
     dialog.setWindowTitle(title)
     browser = QTextBrowser()
     browser.setOpenExternalLinks(True)
-    browser.setHtml(text)
+    if markdown:
+        browser.setMarkdown(text)
+    else:
+        browser.setHtml(text)
     buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok)
     buttons.accepted.connect(dialog.accept)
     layout = QVBoxLayout(dialog)

@@ -1,0 +1,36 @@
+"""The models the Engine panel offers, as plain data: the shipped one and those a person taught.
+
+``gui.bridge.models`` fills these in from ``engine.named_models`` (which reads weights with torch); the panel,
+the settings and the presenters only ever see this record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+SHIPPED = "shipped"  # engine.named_models.SHIPPED: the model that comes with the app
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One model by name: its weights file, why it cannot be used ("" when it can) and its one-line summary."""
+
+    name: str
+    path: Path
+    problem: str = ""
+    line: str = ""
+
+    @property
+    def shipped(self) -> bool:
+        return self.name == SHIPPED
+
+    @property
+    def card_file(self) -> Path:
+        """The model card beside the weights (``NAME.md``; the shipped one: ``resources/models/colorizer.md``)."""
+        return self.path.with_suffix(".md")
+
+    @property
+    def weights(self) -> Path | None:
+        """What ``ColorizeSettings.weights`` holds for it: None for the shipped model (the engine's default)."""
+        return None if self.shipped else self.path

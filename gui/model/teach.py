@@ -1,0 +1,148 @@
+"""The teach dialog's plain parts: counting the colour photos in folders quickly (by extension, nothing decoded),
+the estimate, the progress and the verdict in words, and a line of ``tune --progress-json`` read back.
+
+The thresholds are those of ``engine.training.tune`` (a torch module, so not imported here);
+tests/gui/test_gui_teach.py checks that the two agree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from engine.imageio import IMAGE_EXTENSIONS
+from engine.messages import counted
+
+MIN_PHOTOS = 20  # engine.training.tune.MIN_PHOTOS: fewer teach nothing measurable (the tune refuses)
+FEW_PHOTOS = 50  # engine.training.tune.FEW_PHOTOS: fewer, and the result is uncertain
+HELD_OUT_SHARE = 0.15  # engine.training.tune.HELD_OUT_SHARE
+MIN_HELD_OUT = 4  # engine.training.tune.MIN_HELD_OUT
+COUNT_LIMIT = 100_000  # counting stops here: a whole disk chosen by mistake must not keep a thread busy for long
+
+
+def count_photos(folders: Iterable[Path], limit: int = COUNT_LIMIT,
+                 stop: Callable[[], bool] = lambda: False) -> tuple[int, bool]:
+    """(image files under ``folders``, by extension, each counted once; whether counting stopped at ``limit``)."""
+    seen: set[str] = set()
+    for folder in folders:
+        folder = Path(folder)
+        if folder.is_file():
+            if folder.suffix.lower() in IMAGE_EXTENSIONS:
+                seen.add(str(folder.resolve()))
+            continue
+        for root, _dirs, files in os.walk(folder):
+            if stop():
+                return len(seen), False
+            for name in files:
+                if os.path.splitext(name)[1].lower() in IMAGE_EXTENSIONS:
+                    seen.add(os.path.join(os.path.realpath(root), name))
+                    if len(seen) >= limit:
+                        return len(seen), True
+    return len(seen), False
+
+
+class PhotoCounter(QObject):
+    """Counts on a plain Python thread, so a huge or slow folder never holds up the window.
+
+    ``counted(generation, count, capped)`` arrives on the UI thread (a queued signal); an answer for folders
+    changed since (an older generation) is for the caller to ignore.
+    """
+
+    counted = Signal(int, int, bool)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.generation = 0
+        self._stop = threading.Event()
+
+    def count(self, folders: list[Path]) -> int:
+        """Start counting ``folders``; a count still going for older folders stops. Returns the generation."""
+        self._stop.set()
+        self._stop = stop = threading.Event()
+        self.generation += 1
+        generation = self.generation
+
+        def work() -> None:
+            n, capped = count_photos(folders, stop=stop.is_set)
+            if not stop.is_set():
+                try:
+                    self.counted.emit(generation, n, capped)
+                except RuntimeError:  # the dialog's window went away while it counted
+                    pass
+
+        threading.Thread(target=work, name="count-photos", daemon=True).start()
+        return generation
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def held_out_count(photos: int) -> int:
+    """How many photos the tune holds out to measure itself (the engine's fixed rule)."""
+    return max(MIN_HELD_OUT, round(HELD_OUT_SHARE * photos))
+
+
+def count_text(photos: int, capped: bool) -> str:
+    return f"{'At least ' if capped else ''}{counted(photos, 'photo')} found (colour or not: grey ones are skipped)"
+
+
+def photos_problem(photos: int) -> tuple[str, bool]:
+    """(what to say about this many photos, whether Start is refused); ("", False) when it is enough."""
+    if photos < MIN_PHOTOS:
+        return (f"{counted(photos, 'photo')} found: teaching needs at least {MIN_PHOTOS} colour photos "
+                f"({FEW_PHOTOS} or more is better)", True)
+    if photos < FEW_PHOTOS:
+        return (f"Only {photos} photos: the tuned model may not beat the shipped one, and the measurement at the "
+                f"end will be uncertain ({FEW_PHOTOS} or more is better)", False)
+    return "", False
+
+
+def estimate_text(photos: int, minutes: float) -> str:
+    held = held_out_count(photos)
+    return (f"About {minutes:g} minutes of training, then a minute or two measuring: measured at the end on about "
+            f"{held} of the {photos} photos ({round(100 * held / max(1, photos))}%), held out and never trained on.")
+
+
+def clock(seconds: float) -> str:
+    """7:05, or 1:02:05 past an hour."""
+    s = max(0, round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def step_text(event: dict[str, Any]) -> str:
+    """The progress bar's text for a step event: the step (of how many, once timed) and the time left."""
+    steps = event.get("steps")
+    of = f" of {steps}" if steps else ""
+    left = clock(float(event.get("seconds_left") or 0))
+    return f"step {event.get('step', 0)}{of} · about {left} left, then measuring"
+
+
+def verdict_text(heldout: dict[str, Any]) -> str:
+    """The measured gain in words, e.g. "+0.62 dB better than the shipped model on 22 photos held out (90% interval
+    +0.31 to +0.95)".
+    """
+    gain, photos = round(float(heldout.get("gain_db", 0.0)), 2) + 0.0, int(heldout.get("photos", 0))  # no "-0.00"
+    interval = heldout.get("interval")
+    spread = f" (90% interval {interval[0]:+.2f} to {interval[1]:+.2f})" if interval else ""
+    on = f"{gain:+.2f} dB against the shipped model on {photos} photos held out{spread}"
+    verdict = heldout.get("verdict")
+    if verdict == "better":
+        return f"{gain:+.2f} dB better than the shipped model on {photos} photos held out{spread}."
+    if verdict == "worse":
+        return f"Worse: {on}. Keep the shipped model (Discard this one)."
+    return f"Within chance: {on}. It may be no better than the shipped model."
+
+
+def parse_event(line: str) -> dict[str, Any] | None:
+    """One line of ``tune --progress-json`` as its event, or None for anything else."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) and isinstance(event.get("event"), str) else None

@@ -1,0 +1,318 @@
+"""Model > Teach from Colour Photos… (issue #23): the tune in a separate process while the window stays live, cancel,
+the refusals, and the Engine panel's model choice reaching the batch and the saved settings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from helpers import random_model, write_grey
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QTextBrowser
+
+from engine.options import ColorizeSettings, Status
+from engine.weights import save_weights
+from gui.main_window import MainWindow
+from gui.model import teach
+from gui.model.tune_process import TuneProcess, tune_arguments
+
+TINY = ("--batch", "2", "--crop", "64", "--threads", "1")  # a tiny, fast tune (hidden flags of `tune`)
+
+
+@pytest.fixture
+def models_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "models"
+    monkeypatch.setenv("COLORIZER_MODELS_DIR", str(folder))  # the tune's process inherits it
+    return folder
+
+
+def colour_image(seed: int, h: int = 96, w: int = 128) -> np.ndarray:
+    """A smooth, clearly coloured BGR image: hue gradients and a disc (never skipped as grey)."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+    hue = (rng.integers(0, 180) + 60 * x / w + 30 * np.sin(y / h * 3)) % 180
+    hsv = np.stack([hue, np.full_like(hue, 170), 90 + 120 * y / h], axis=-1).astype(np.uint8)
+    bgr = cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)
+    cv2.circle(bgr, (int(rng.integers(20, w - 20)), int(rng.integers(20, h - 20))), 14,
+               [int(v) for v in rng.integers(0, 255, 3)], -1)
+    return bgr
+
+
+@pytest.fixture
+def colour_folder(tmp_path: Path):
+    def make(n: int, name: str = "colour") -> Path:
+        folder = tmp_path / name
+        (folder / "sub").mkdir(parents=True, exist_ok=True)
+        for i in range(n):  # some in a subfolder: the count and the tune search folders through
+            assert cv2.imwrite(str(folder / ("sub" if i % 3 == 0 else ".") / f"photo{i:02d}.png"), colour_image(i))
+        (folder / "notes.txt").write_text("not a photo")
+        return folder
+
+    return make
+
+
+def teach_window(make_window, backend, folder: Path, name: str, extra: tuple[str, ...] = ()):
+    window = make_window(backend)
+    window.teach.extra_args = extra
+    dialog = window.teach.open_dialog()
+    window.teach.add_folders([folder])
+    dialog.name_edit.setText(name)
+    return window, dialog
+
+
+def test_teaching_runs_in_another_process_while_the_window_keeps_processing_events(
+        qtbot, backend, make_window, models_dir, colour_folder):
+    window, dialog = teach_window(make_window, backend, colour_folder(24), "Family",
+                                  (*TINY, "--minutes", "0.05"))
+    qtbot.waitUntil(lambda: "24 photos found" in dialog.count_label.text(), timeout=5000)
+    assert "held out" in dialog.estimate_label.text() and "Only 24 photos" in dialog.message()  # a warning
+    ticks = [0]
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.__setitem__(0, ticks[0] + 1))
+    timer.start(50)
+    started = time.monotonic()
+    assert window.teach.start()
+    assert dialog.phase == "running" and window.teach.run is not None
+    qtbot.waitUntil(lambda: window.teach.run is None, timeout=180_000)
+    elapsed = time.monotonic() - started
+    timer.stop()
+    assert dialog.phase == "result", dialog.message()
+    # The window kept processing events the whole time: at least a third of the 20 ticks a second came.
+    assert elapsed > 2 and ticks[0] >= elapsed / 0.05 / 3, (ticks[0], elapsed)
+    assert window.teach.steps_seen >= 1 and dialog.loss_plot.steps  # the live loss plot got points
+    verdict = dialog.verdict()
+    assert "shipped model" in verdict and "photos held out" in verdict and "dB" in verdict
+    assert dialog.examples.shown_pictures() >= 3 and dialog.examples.shown_pictures() % 3 == 0
+    assert (models_dir / "Family.pt").is_file() and (models_dir / "Family.md").is_file()
+    dialog.keep_button.click()
+    assert window.teach.dialog is None
+    panel = window.engine_panel
+    assert panel.model_name() == "Family" and panel.choice().weights == models_dir / "Family.pt"
+    assert "Family" in [panel.model.itemData(i) for i in range(panel.model.count())]
+    assert "Family" in window.models.card_text()  # Show Model Card reads the tuned model's card
+
+
+def test_cancel_stops_the_tune_within_seconds_and_leaves_no_partial_files(
+        qtbot, backend, make_window, models_dir, colour_folder):
+    window, dialog = teach_window(make_window, backend, colour_folder(24), "Stopped", (*TINY, "--minutes", "5"))
+    qtbot.waitUntil(lambda: "24 photos found" in dialog.count_label.text(), timeout=5000)
+    assert window.teach.start()
+    qtbot.waitUntil(lambda: window.teach.steps_seen >= 1, timeout=120_000)
+    assert (models_dir / "Stopped.work").is_dir()  # it is training, and has written its work folder
+    pid = window.teach.run.process.processId()
+    assert pid > 0
+    cancelled = time.monotonic()
+    dialog.cancel_button.click()
+    qtbot.waitUntil(lambda: window.teach.run is None, timeout=5000)
+    assert time.monotonic() - cancelled < 5
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the process is gone (and reaped)
+    assert dialog.phase == "setup" and "Cancelled" in dialog.message()
+    assert not (models_dir / "Stopped.pt").exists() and not (models_dir / "Stopped.work").exists()
+
+
+def test_a_tune_that_fails_shows_its_error_and_leaves_nothing(qtbot, backend, make_window, models_dir, tmp_path):
+    for i in range(22):  # files enough for the dialog's count, but grey: the tune itself refuses them
+        write_grey(tmp_path / "grey" / f"g{i:02d}.png", 48, 64, seed=i)
+    window, dialog = teach_window(make_window, backend, tmp_path / "grey", "Grey", (*TINY, "--minutes", "0.05"))
+    qtbot.waitUntil(lambda: "22 photos found" in dialog.count_label.text(), timeout=5000)
+    assert window.teach.start()
+    qtbot.waitUntil(lambda: window.teach.run is None, timeout=120_000)
+    assert dialog.phase == "setup"
+    assert dialog.message().startswith("The training stopped:") and "at least 20" in dialog.message()
+    assert not (models_dir / "Grey.pt").exists() and not (models_dir / "Grey.work").exists()
+
+
+def test_fewer_than_twenty_photos_are_refused_before_anything_starts(qtbot, backend, make_window, models_dir,
+                                                                      colour_folder):
+    window, dialog = teach_window(make_window, backend, colour_folder(12), "Few")
+    qtbot.waitUntil(lambda: "12 photos found" in dialog.count_label.text(), timeout=5000)
+    assert not window.teach.start()
+    assert window.teach.run is None and dialog.phase == "setup"
+    assert dialog.message().startswith("Cannot start: 12 photos found") and "at least 20" in dialog.message()
+    assert not models_dir.exists() or not any(models_dir.iterdir())
+
+
+def test_a_taken_name_is_refused_unless_replacing_is_ticked(qtbot, backend, make_window, models_dir,
+                                                            colour_folder):
+    models_dir.mkdir(parents=True)
+    (models_dir / "Taken.pt").write_bytes(b"x")
+    window, dialog = teach_window(make_window, backend, colour_folder(30), "Taken")
+    qtbot.waitUntil(lambda: "30 photos found" in dialog.count_label.text(), timeout=5000)
+    text, kind, refused = window.teach.problem()
+    assert refused and kind == "error" and "exists" in text and not dialog.replace_box.isHidden()
+    dialog.replace_box.setChecked(True)
+    text, kind, refused = window.teach.problem()
+    assert not refused and kind == "warning" and "Only 30 photos" in text
+    dialog.name_edit.setText("shipped")
+    assert window.teach.problem()[2] and "comes with the app" in window.teach.problem()[0]
+    assert "--replace" in tune_arguments([Path("p")], "Taken", 10, replace=True)
+    assert "--replace" not in tune_arguments([Path("p")], "Taken", 10)
+
+
+def test_the_dialog_counts_photos_by_extension_and_caps_a_huge_count(tmp_path, colour_folder):
+    folder = colour_folder(7)
+    assert teach.count_photos([folder]) == (7, False)
+    assert teach.count_photos([folder, folder / "sub"]) == (7, False)  # each photo once
+    assert teach.count_photos([folder], limit=5) == (5, True)
+    assert teach.count_text(5, True).startswith("At least 5 photos")
+
+
+def test_the_dialog_and_the_engine_agree_on_the_thresholds():
+    from engine.training import tune
+
+    assert (teach.MIN_PHOTOS, teach.FEW_PHOTOS, teach.HELD_OUT_SHARE, teach.MIN_HELD_OUT) == (
+        tune.MIN_PHOTOS, tune.FEW_PHOTOS, tune.HELD_OUT_SHARE, tune.MIN_HELD_OUT)
+    names = [f"p{i}" for i in range(60)]
+    assert teach.held_out_count(60) == len(tune.held_out(names))
+
+
+def test_the_verdict_says_better_worse_or_within_chance():
+    better = {"photos": 22, "gain_db": 0.62, "interval": [0.31, 0.95], "verdict": "better"}
+    assert teach.verdict_text(better) == ("+0.62 dB better than the shipped model on 22 photos held out "
+                                          "(90% interval +0.31 to +0.95).")
+    worse = teach.verdict_text({**better, "gain_db": -0.4, "interval": [-0.7, -0.1], "verdict": "worse"})
+    assert worse.startswith("Worse:") and "keep the shipped model" in worse.lower()
+    assert teach.verdict_text({**better, "interval": [-0.1, 0.9], "verdict": "within chance"}).startswith(
+        "Within chance")
+
+
+def test_a_failing_process_reports_the_error_event_or_its_last_stderr_line(qtbot):
+    script = "import sys; print('{\"event\": \"error\", \"message\": \"boom\"}', flush=True); sys.exit(2)"
+    run = TuneProcess(["-c", script], sys.executable)
+    events = []
+    run.reported.connect(events.append)
+    with qtbot.waitSignal(run.ended, timeout=20_000) as ended:
+        run.start()
+    assert ended.args == [2, "boom", False] and events == [{"event": "error", "message": "boom"}]
+    run = TuneProcess(["-c", "import sys; sys.stderr.write('error: the disk is full\\nbye'); sys.exit(3)"],
+                      sys.executable)
+    with qtbot.waitSignal(run.ended, timeout=20_000) as ended:
+        run.start()
+    assert ended.args == [3, "error: the disk is full", False]
+
+
+@pytest.fixture
+def tuned_model(models_dir: Path) -> Path:
+    path = models_dir / "Mine.pt"
+    save_weights(random_model(), path, {"card": json.dumps({"tune": {"photos": 60, "heldout": {"photos": 9}}})})
+    path.with_suffix(".md").write_text("# Mine\n\nTuned on sixty photos.\n")
+    (models_dir / "Broken.pt").write_bytes(b"not a weights file")
+    return path
+
+
+def test_the_chosen_model_reaches_the_batch_and_survives_a_restart(qtbot, backend, tuned_model, write_photo,
+                                                                   tmp_path):
+    window = MainWindow(backend, QSettings())
+    qtbot.addWidget(window)
+    window.engine_panel.set_choice(ColorizeSettings(size=64, batch_size=2))
+    window.prefs.set_output_dir(tmp_path / "out")
+    window.show()
+    panel = window.engine_panel
+    assert [panel.model.itemData(i) for i in range(panel.model.count())] == ["shipped", "Broken", "Mine"]
+    assert panel.model_name() == "shipped" and panel.choice().weights is None
+    broken = panel.model.model().item(panel.model.findData("Broken"))
+    assert not broken.isEnabled() and broken.toolTip().startswith("Cannot be used")
+    assert not panel.select_model("Broken") and panel.model_name() == "shipped"
+    assert panel.select_model("Mine")
+    window.queue_presenter.add_paths([write_photo(tmp_path / "in" / "a.png")])
+    assert window.batch.start_batch()
+    assert window.controller.request.model.weights == tuned_model  # the batch colorizes with the chosen model
+    qtbot.waitUntil(lambda: not window.controller.running, timeout=60_000)
+    assert window.queue.rows()[0].status == Status.DONE
+    assert window.queue.rows()[0].run_key.model.weights == tuned_model
+    panel.select_model("shipped")  # another model: the photo is out of date, Run Again is offered
+    assert "Run Again" in window.status_label.text()
+    panel.select_model("Mine")
+    assert "Tuned on sixty photos" in window.models.card_text()
+    panel.card_button.click()  # the card is one click away
+    assert "Tuned on sixty photos" in window.models.card_dialog.findChild(QTextBrowser).toPlainText()
+    window.models.card_dialog.close()
+    window.close()
+
+    again = MainWindow(backend, QSettings())
+    qtbot.addWidget(again)
+    assert again.engine_panel.model_name() == "Mine" and again.engine_panel.choice().weights == tuned_model
+    again.close()
+
+    tuned_model.unlink()
+    third = MainWindow(backend, QSettings())
+    qtbot.addWidget(third)
+    assert third.engine_panel.model_name() == "shipped" and third.engine_panel.choice().weights is None
+    assert "'Mine'" in third.status_label.text() and "shipped model" in third.status_label.text()
+
+
+def test_delete_tuned_model_removes_it_and_goes_back_to_shipped(qtbot, backend, make_window, tuned_model):
+    window = make_window(backend)
+    assert window.engine_panel.select_model("Mine")
+    assert window.models.delete("Mine")
+    assert not tuned_model.exists() and not tuned_model.with_suffix(".md").exists()
+    assert window.engine_panel.model_name() == "shipped"
+    assert window.engine_panel.model.findData("Mine") < 0
+    assert "Model" in [m.title().replace("&", "") for m in window.menus.values()]
+
+
+def test_a_model_taught_again_under_its_name_is_loaded_again_not_taken_from_the_cache(tmp_path):
+    from gui.bridge.worker import CachedFactory
+
+    made = []
+    factory = CachedFactory(lambda s: made.append(s) or object())
+    weights = tmp_path / "Mine.pt"
+    weights.write_bytes(b"first")
+    settings = ColorizeSettings(weights=weights)
+    assert factory(settings) is factory(settings) and len(made) == 1
+    weights.write_bytes(b"second, longer")  # replaced (Keep after teaching under the same name)
+    factory(settings)
+    assert len(made) == 2
+
+
+def test_a_gain_that_rounds_to_nothing_reads_plus_zero():
+    text = teach.verdict_text({"photos": 4, "gain_db": -0.001, "interval": None, "verdict": "within chance"})
+    assert "+0.00 dB" in text and "-0.00" not in text
+
+
+def test_discard_deletes_the_tuned_model_and_the_choice_stays(qtbot, backend, make_window, models_dir,
+                                                              colour_folder):
+    window, dialog = teach_window(make_window, backend, colour_folder(24), "Gone", (*TINY, "--minutes", "0.02"))
+    qtbot.waitUntil(lambda: "24 photos found" in dialog.count_label.text(), timeout=5000)
+    assert window.teach.start()
+    qtbot.waitUntil(lambda: window.teach.run is None, timeout=180_000)
+    assert dialog.phase == "result", dialog.message()
+    assert (models_dir / "Gone.pt").is_file()
+    dialog.discard_button.click()
+    assert not (models_dir / "Gone.pt").exists() and not (models_dir / "Gone.work").exists()
+    assert window.engine_panel.model_name() == "shipped" and window.engine_panel.model.findData("Gone") < 0
+    assert "Discarded" in window.status_label.text()
+
+
+def test_closing_the_dialog_or_the_window_while_training_stops_the_process(qtbot, backend, make_window, models_dir,
+                                                                          colour_folder):
+    folder = colour_folder(24)
+    window, dialog = teach_window(make_window, backend, folder, "Closed", (*TINY, "--minutes", "5"))
+    qtbot.waitUntil(lambda: "24 photos found" in dialog.count_label.text(), timeout=5000)
+    assert window.teach.start()
+    process = window.teach.run.process
+    qtbot.waitUntil(lambda: process.processId() > 0, timeout=5000)
+    dialog.reject()  # Esc, or the title bar's close button
+    assert window.teach.dialog is None
+    qtbot.waitUntil(lambda: window.teach.run is None, timeout=5000)
+    assert not (models_dir / "Closed.work").exists()
+
+    dialog = window.teach.open_dialog()  # a fresh dialog; then the window closes mid-run
+    window.teach.add_folders([folder])
+    dialog.name_edit.setText("Closed")
+    qtbot.waitUntil(lambda: "24 photos found" in dialog.count_label.text(), timeout=5000)
+    assert window.teach.start()
+    pid = window.teach.run.process.processId()
+    qtbot.waitUntil(lambda: (models_dir / "Closed.work").is_dir(), timeout=60_000)
+    window.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert window.teach.run is None and not (models_dir / "Closed.work").exists()
