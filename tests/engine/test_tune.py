@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -15,7 +16,7 @@ from helpers import colour_photo, random_model, write_grey
 from engine.cli import main as cli_main
 from engine.model import with_hint_channels
 from engine.named_models import list_models, models_dir
-from engine.training.tune import MIN_PHOTOS, TuneError, TuneSettings, gather, held_out, run_tune
+from engine.training.tune import MIN_PHOTOS, TuneError, TuneSettings, TuneStopped, gather, held_out, run_tune
 from engine.weights import DEFAULT_WEIGHTS, load_model, save_weights
 
 
@@ -96,3 +97,21 @@ def test_the_command_line_names_models_lists_them_and_refuses_an_unknown_one_in_
     code = cli_main(["tune", str(_colour_folder(tmp_path / "few", 3)), "--name", "x"])
     assert code == 2 and "at least" in capsys.readouterr().err
     assert np.array_equal(sorted(m.name for m in list_models()), ["shipped"])
+
+
+def test_a_stopped_tune_saves_nothing_under_its_name_and_resume_goes_on_from_its_steps(store, tmp_path):
+    base = tmp_path / "base.pt"
+    save_weights(with_hint_channels(random_model(seed=5), 3), base)
+    photos = _colour_folder(tmp_path / "family", 20)
+    steps: list[int] = []
+
+    def stop_after_three() -> bool:
+        return len(steps) >= 3
+
+    settings = TuneSettings(photos=[photos], name="later", minutes=5, base=base, batch=2, crop=64, working_size=96,
+                            examples=1, threads=2)
+    with pytest.raises(TuneStopped, match="--resume"):
+        run_tune(settings, stop=stop_after_three, on_progress=lambda e: e["event"] == "step" and steps.append(1))
+    assert not (models_dir() / "later.pt").exists() and (models_dir() / "later.work" / "checkpoint.pt").is_file()
+    card = run_tune(replace(settings, resume=True, minutes=0.02))
+    assert card["tune"]["steps"] - card["tune"]["steps_this_run"] == 3  # it went on from the third step
