@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any
 
@@ -14,16 +15,17 @@ from .usage import UsageError
 def tune_command(args: argparse.Namespace) -> int:
     from ..named_models import ModelNameError
     from ..training.tune import DEFAULT_RECIPE, TuneError, TuneSettings, run_tune
+    from ..weights import WeightsError
 
     settings = TuneSettings(photos=args.photos, name=args.name, minutes=args.minutes, base=args.base,
                             recipe=args.recipe or DEFAULT_RECIPE, resume=args.resume, replace=args.replace,
                             threads=args.threads, batch=args.batch, crop=args.crop)
     progress = _json_lines if args.progress_json else None
-    if settings.minutes <= 0:
-        raise UsageError("--minutes must be more than 0")
+    if not (math.isfinite(settings.minutes) and settings.minutes > 0):
+        raise UsageError("--minutes must be a number more than 0")
     try:
         card = run_tune(settings, on_progress=progress)
-    except (TuneError, ModelNameError) as err:
+    except (TuneError, ModelNameError, WeightsError) as err:
         if progress is not None:
             progress({"event": "error", "message": one_line(str(err), 300)})
         print(f"error: {one_line(str(err), 300)}", file=sys.stderr)

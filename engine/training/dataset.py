@@ -68,14 +68,23 @@ def load_photos(folder: Path, split: str | None, val_fraction: float = VALIDATIO
     return PhotoSet(names, images)
 
 
-UNREADABLE, NEARLY_GREY = "unreadable", "nearly grey"
+UNREADABLE, NEARLY_GREY, TOO_SMALL = "unreadable", "nearly grey", "too small"
+MIN_TRAINING_SIDE = 32  # a thinner photo cannot give a training crop
 
 
 def read_colour_photo(path: Path) -> np.ndarray | str:
-    """A colour photo as RGB uint8, its longer side at most MAX_SIDE; or why it cannot teach colour."""
-    bgr = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    """A colour photo as RGB uint8, its longer side at most MAX_SIDE; or why it cannot teach colour.
+
+    Read through numpy, not ``cv2.imread``: OpenCV's own file opening crashes on names that are not UTF-8.
+    """
+    try:
+        bgr = cv2.imdecode(np.fromfile(path, np.uint8), cv2.IMREAD_COLOR)
+    except (OSError, ValueError, cv2.error):
+        return UNREADABLE
     if bgr is None:
         return UNREADABLE
+    if min(bgr.shape[:2]) < MIN_TRAINING_SIDE:
+        return TOO_SMALL
     rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
     scale = MAX_SIDE / max(rgb.shape[:2])
     if scale < 1:

@@ -28,7 +28,7 @@ from ..named_models import new_model_path
 from ..options import ColorizeSettings
 from ..progress import ProgressBar
 from ..weights import DEFAULT_WEIGHTS, load_model, save_weights, stored_config
-from .dataset import PhotoSet, find_photos, read_colour_photo
+from .dataset import NEARLY_GREY, PhotoSet, find_photos, read_colour_photo
 from .evaluate import compare, evaluate_photos
 from .loop import BatchPrefetcher
 from .settings import TrainSettings
@@ -39,7 +39,9 @@ log = logging.getLogger(__name__)
 MIN_PHOTOS = 20  # fewer colour photos than this teach nothing measurable: an error
 FEW_PHOTOS = 50  # fewer than this: a warning that the result will be uncertain
 HELD_OUT_SHARE = 0.15
-MIN_HELD_OUT = 4
+MIN_HELD_OUT = 5  # the fewest photos an interval is worked out on (evaluate.INTERVAL_MIN_PHOTOS)
+MAX_HELD_OUT = 150  # measuring more takes minutes past the budget and tells no more
+MAX_PHOTOS = 3000  # decoded in memory at up to 1024 px: about 7 GB at most
 CALIBRATION_STEPS = 8  # steps timed before the schedule's length is set from the time budget
 
 
@@ -108,22 +110,38 @@ class Gathered:
             out.append(f"{len(self.grey)} photos skipped as grey or nearly grey (they show no colour to learn), "
                        f"e.g. {self.grey[0]}")
         if self.unreadable:
-            out.append(f"{len(self.unreadable)} files skipped as unreadable, e.g. {self.unreadable[0]}")
+            out.append(f"{len(self.unreadable)} files skipped as unreadable or too small, e.g. {self.unreadable[0]}")
         return out
 
 
 def _named_files(paths: Sequence[Path]) -> list[tuple[str, Path]]:
-    """(name, file): a folder's photos named by their path inside it, under the folder's own name."""
-    out = []
+    """(name, file): a folder's photos named by their path inside it, under the folder's own name. A file
+    reached twice (a folder and a file or subfolder in it) counts once, and so do files of identical bytes:
+    a photo on both sides of the split would flatter the held-out figure.
+    """
+    named: dict[Path, str] = {}
     for given in paths:
         given = Path(given)
         if given.is_dir():
-            out += [(f"{given.resolve().name}/{p.relative_to(given).as_posix()}", p) for p in find_photos(given)]
+            found = [(f"{given.resolve().name}/{p.relative_to(given).as_posix()}", p) for p in find_photos(given)]
         elif given.is_file() and given.suffix.lower() in IMAGE_EXTENSIONS:
-            out.append((given.name, given))
+            found = [(given.name, given)]
         else:
             raise TuneError(f"{given}: no such photo or folder")
-    return sorted(set(out))
+        for name, path in found:
+            named.setdefault(path.resolve(), name)
+    by_content: dict[str, tuple[str, Path]] = {}
+    for path, name in sorted(named.items(), key=lambda kv: kv[1]):
+        by_content.setdefault(hashlib.sha1(path.read_bytes()).hexdigest(), (name, path))
+    files = sorted(by_content.values())
+    if len(files) > MAX_PHOTOS:  # memory and time: a sample by name hash, never by what the photos are
+        log.warning("%d photos given: tuning on %d of them, chosen by a hash of their names", len(files), MAX_PHOTOS)
+        files = sorted(sorted(files, key=lambda f: _name_hash(f[0]))[:MAX_PHOTOS])
+    return files
+
+
+def _name_hash(name: str) -> str:
+    return hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def gather(paths: Sequence[Path]) -> Gathered:
@@ -135,7 +153,7 @@ def gather(paths: Sequence[Path]) -> Gathered:
     for name, path in _named_files(paths):
         rgb = read_colour_photo(path)
         if isinstance(rgb, str):
-            (unreadable if rgb == "unreadable" else grey).append(name)
+            (grey if rgb == NEARLY_GREY else unreadable).append(name)
             continue
         names.append(name)
         images.append(rgb)
@@ -147,9 +165,9 @@ def gather(paths: Sequence[Path]) -> Gathered:
 
 
 def held_out(names: Sequence[str]) -> set[str]:
-    """The fixed rule: the 15% of names (at least 4) whose SHA-1 is smallest; the same photos every run."""
-    count = max(MIN_HELD_OUT, round(HELD_OUT_SHARE * len(names)))
-    return set(sorted(names, key=lambda n: hashlib.sha1(n.encode()).hexdigest())[:count])
+    """The fixed rule: the 15% of names (at least 5, at most 150) whose SHA-1 is smallest; the same every run."""
+    count = min(MAX_HELD_OUT, max(MIN_HELD_OUT, round(HELD_OUT_SHARE * len(names))))
+    return set(sorted(names, key=_name_hash)[:count])
 
 
 def split(photos: PhotoSet) -> tuple[PhotoSet, PhotoSet]:
@@ -159,6 +177,14 @@ def split(photos: PhotoSet) -> tuple[PhotoSet, PhotoSet]:
     gone = [i for i, n in enumerate(photos.names) if n in out]
     return (PhotoSet([photos.names[i] for i in keep], [photos.images[i] for i in keep]),
             PhotoSet([photos.names[i] for i in gone], [photos.images[i] for i in gone]))
+
+
+def _same_split_as_before(record: Path, names: list[str], resume: bool) -> None:
+    """A resumed tune must hold out the photos it held out before (else trained-on photos would be measured)."""
+    if resume and record.is_file() and json.loads(record.read_text()) != names:
+        raise TuneError("these photos are not the ones the stopped tune was given (its held-out share would "
+                        "change): give the same folders, or start anew without --resume")
+    write_text(record, json.dumps(names))
 
 
 def train_settings(s: TuneSettings, recipe: Recipe, work: Path, out: Path) -> TrainSettings:
@@ -235,16 +261,20 @@ def run_tune(s: TuneSettings, stop: Callable[[], bool] = lambda: False,
     cancel); ``on_progress`` gets each step's figures (step, steps, loss, seconds left).
     """
     recipe = RECIPES[s.recipe]
+    if s.threads:
+        torch.set_num_threads(s.threads)
+    torch.manual_seed(s.seed)
     out = new_model_path(s.name, replace=s.replace or s.resume)
     work = s.work or out.with_suffix(".work")
-    work.mkdir(parents=True, exist_ok=True)
     found = gather(s.photos)
+    work.mkdir(parents=True, exist_ok=True)
     for note in found.notes():
         log.warning("%s", note)
     if len(found.photos.names) < FEW_PHOTOS:
         log.warning("only %d colour photos: the tune may not beat the shipped model, and the figure at the end "
                     "will be uncertain (%d or more is better)", len(found.photos.names), FEW_PHOTOS)
     train, heldout = split(found.photos)
+    _same_split_as_before(work / "heldout.json", heldout.names, s.resume)
     train, readout_share = _readout_share(train, recipe)
     log.info("tuning on %d photos; %d held out to measure it (never trained on)", len(train.names),
              len(heldout.names))

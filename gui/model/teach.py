@@ -22,7 +22,8 @@ from engine.messages import counted
 MIN_PHOTOS = 20  # engine.training.tune.MIN_PHOTOS: fewer teach nothing measurable (the tune refuses)
 FEW_PHOTOS = 50  # engine.training.tune.FEW_PHOTOS: fewer, and the result is uncertain
 HELD_OUT_SHARE = 0.15  # engine.training.tune.HELD_OUT_SHARE
-MIN_HELD_OUT = 4  # engine.training.tune.MIN_HELD_OUT
+MIN_HELD_OUT = 5  # engine.training.tune.MIN_HELD_OUT
+MAX_HELD_OUT = 150  # engine.training.tune.MAX_HELD_OUT
 COUNT_LIMIT = 100_000  # counting stops here: a whole disk chosen by mistake must not keep a thread busy for long
 
 
@@ -85,7 +86,7 @@ class PhotoCounter(QObject):
 
 def held_out_count(photos: int) -> int:
     """How many photos the tune holds out to measure itself (the engine's fixed rule)."""
-    return max(MIN_HELD_OUT, round(HELD_OUT_SHARE * photos))
+    return min(MAX_HELD_OUT, max(MIN_HELD_OUT, round(HELD_OUT_SHARE * photos)))
 
 
 def count_text(photos: int, capped: bool) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,8 +38,20 @@ def test_the_held_out_share_is_fixed_by_name_not_by_order_and_never_below_four()
     names = [f"album/{i:03d}.jpg" for i in range(100)]
     out = held_out(names)
     assert len(out) == 15 and out == held_out(list(reversed(names)))
-    assert len(held_out(names[:20])) == 4
+    assert len(held_out(names[:20])) == 5
     assert held_out(names[:40]) != set(sorted(names[:40])[:6])  # by hash, not the first files
+    assert len(held_out([f"{i}.jpg" for i in range(5000)])) == 150  # measuring more would run far past the budget
+
+
+def test_a_photo_given_twice_or_copied_counts_once_and_a_sliver_or_a_non_utf8_name_does_not_stop_a_tune(tmp_path):
+    folder = _colour_folder(tmp_path / "album", MIN_PHOTOS)
+    (folder / "copy of p000.png").write_bytes((folder / "p000.png").read_bytes())
+    assert cv2.imwrite(str(folder / "sliver.png"), np.full((4, 300, 3), (200, 40, 40), np.uint8))
+    odd = folder / os.fsdecode(b"Gro\xdfmutter.png")
+    odd.write_bytes(cv2.imencode(".png", colour_photo(72, 96, seed=99))[1].tobytes())  # a Latin-1 name
+    found = gather([folder, folder / "p002.png", folder])
+    assert len(found.photos.names) == MIN_PHOTOS + 1  # the copy and the repeats once, the odd name read
+    assert any("sliver" in n for n in found.unreadable)
 
 
 def test_grey_photos_are_skipped_with_a_note_and_too_few_colour_ones_are_refused(tmp_path):
@@ -63,12 +76,12 @@ def test_a_tiny_tune_saves_a_named_model_with_its_held_out_figures_and_leaves_th
     card = run_tune(TuneSettings(photos=[photos], name="family", minutes=0.02, base=base, batch=2, crop=64,
                                  working_size=128, examples=2, threads=2), on_progress=events.append)
     held = card["tune"]["heldout"]
-    assert held["photos"] == 4 and len(held["names"]) == 4 and held["verdict"] in ("better", "worse", "within chance")
-    assert card["tune"]["trained_on"] == 20 and card["tune"]["steps"] >= 1
+    assert held["photos"] == 5 and len(held["names"]) == 5 and held["verdict"] in ("better", "worse", "within chance")
+    assert card["tune"]["trained_on"] == 19 and card["tune"]["steps"] >= 1
     assert all(Path(e[k]).is_file() for e in held["examples"] for k in ("original", "start", "tuned"))
     assert [e["event"] for e in events][0] == "photos" and "measuring" in [e["event"] for e in events]
     assert (models_dir() / "family.pt").is_file() and "family" in [m.name for m in list_models()]
-    assert json.loads((models_dir() / "family.json").read_text())["tune"]["heldout"]["photos"] == 4
+    assert json.loads((models_dir() / "family.json").read_text())["tune"]["heldout"]["photos"] == 5
     assert hashlib.sha256(DEFAULT_WEIGHTS.read_bytes()).hexdigest() == shipped_hash
 
 

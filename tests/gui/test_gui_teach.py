@@ -168,10 +168,10 @@ def test_the_dialog_counts_photos_by_extension_and_caps_a_huge_count(tmp_path, c
 def test_the_dialog_and_the_engine_agree_on_the_thresholds():
     from engine.training import tune
 
-    assert (teach.MIN_PHOTOS, teach.FEW_PHOTOS, teach.HELD_OUT_SHARE, teach.MIN_HELD_OUT) == (
-        tune.MIN_PHOTOS, tune.FEW_PHOTOS, tune.HELD_OUT_SHARE, tune.MIN_HELD_OUT)
-    names = [f"p{i}" for i in range(60)]
-    assert teach.held_out_count(60) == len(tune.held_out(names))
+    assert (teach.MIN_PHOTOS, teach.FEW_PHOTOS, teach.HELD_OUT_SHARE, teach.MIN_HELD_OUT, teach.MAX_HELD_OUT) == (
+        tune.MIN_PHOTOS, tune.FEW_PHOTOS, tune.HELD_OUT_SHARE, tune.MIN_HELD_OUT, tune.MAX_HELD_OUT)
+    for n in (20, 60, 2000):
+        assert teach.held_out_count(n) == len(tune.held_out([f"p{i}" for i in range(n)]))
 
 
 def test_the_verdict_says_better_worse_or_within_chance():
