@@ -69,7 +69,7 @@ def load_photos(folder: Path, split: str | None, val_fraction: float = VALIDATIO
 
 
 UNREADABLE, NEARLY_GREY, TOO_SMALL = "unreadable", "nearly grey", "too small"
-MIN_TRAINING_SIDE = 32  # a thinner photo cannot give a training crop
+MIN_TRAINING_SIDE = 16  # a thinner photo cannot give a training crop (under 8 px the crop draw fails)
 
 
 def read_colour_photo(path: Path) -> np.ndarray | str:

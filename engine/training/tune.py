@@ -266,6 +266,8 @@ def run_tune(s: TuneSettings, stop: Callable[[], bool] = lambda: False,
     torch.manual_seed(s.seed)
     out = new_model_path(s.name, replace=s.replace or s.resume)
     work = s.work or out.with_suffix(".work")
+    if s.resume and not (work / "checkpoint.pt").is_file():
+        raise TuneError(f"no stopped tune named {s.name!r} to resume (its checkpoint would be in {work})")
     found = gather(s.photos)
     work.mkdir(parents=True, exist_ok=True)
     for note in found.notes():

@@ -126,5 +126,7 @@ def test_a_stopped_tune_saves_nothing_under_its_name_and_resume_goes_on_from_its
     with pytest.raises(TuneStopped, match="--resume"):
         run_tune(settings, stop=stop_after_three, on_progress=lambda e: e["event"] == "step" and steps.append(1))
     assert not (models_dir() / "later.pt").exists() and (models_dir() / "later.work" / "checkpoint.pt").is_file()
+    with pytest.raises(TuneError, match="no stopped tune"):
+        run_tune(replace(settings, name="never-started", resume=True))
     card = run_tune(replace(settings, resume=True, minutes=0.02))
     assert card["tune"]["steps"] - card["tune"]["steps_this_run"] == 3  # it went on from the third step
