@@ -14,10 +14,9 @@ import argparse
 import sys
 from pathlib import Path
 
-import torch
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from engine.training.average import blend_into  # noqa: E402
 from engine.weights import load_model, save_weights, weights_meta  # noqa: E402
 
 
@@ -25,16 +24,15 @@ def blend(a: Path, b: Path, t: float, out: Path) -> None:
     if not 0.0 <= t <= 1.0:
         raise SystemExit(f"--t must be in 0..1, not {t}")
     model_a, model_b = load_model(a), load_model(b)
-    state_a, state_b = model_a.state_dict(), model_b.state_dict()
-    if state_a.keys() != state_b.keys() or any(state_a[k].shape != state_b[k].shape for k in state_a):
-        raise SystemExit(f"{a} and {b} are not the same architecture")
-    mixed = {k: torch.lerp(v, state_b[k], t) if v.is_floating_point() and k != "bins" else v
-             for k, v in state_a.items()}
-    model_a.load_state_dict(mixed)
+    try:
+        mixed = blend_into(model_a, model_b, t)
+    except ValueError as err:
+        raise SystemExit(f"{a} and {b}: {err}") from None
+    mixed.readout = model_a.readout  # A's read-out, as the docstring says
     meta = weights_meta(a)
     meta["blend"] = {"a": str(a), "b": str(b), "t": t, "b_card": weights_meta(b).get("settings", {})}
     meta["weights"] = f"(1 - {t}) x {a} + {t} x {b}, tensor by tensor"
-    save_weights(model_a, out, meta)
+    save_weights(mixed, out, meta)
     print(f"{out}: (1 - {t}) x {a} + {t} x {b}")
 
 

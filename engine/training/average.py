@@ -1,4 +1,4 @@
-"""A moving average of the weights during training (``TrainSettings.ema_decay``)."""
+"""Averages of weights: a moving one during training (``TrainSettings.ema_decay``), and a blend of two models."""
 
 from __future__ import annotations
 
@@ -35,3 +35,15 @@ class WeightAverage:
         avg = copy.deepcopy(model)
         avg.load_state_dict(self.shadow)
         return avg.eval()
+
+
+def blend_into(start: CVUNet, other: CVUNet, share: float) -> CVUNet:
+    """``other`` becomes ``(1 - share) * start + share * other``, tensor by tensor; the colour bins (a table, not a
+    weight) are ``start``'s. Two fine-tunes of one start often keep most of what each knows (WiSE-FT).
+    """
+    a, b = start.state_dict(), other.state_dict()
+    if a.keys() != b.keys() or any(a[k].shape != b[k].shape for k in a):
+        raise ValueError("the two models are not the same architecture")
+    other.load_state_dict({k: torch.lerp(v, b[k], share) if v.is_floating_point() and k != "bins" else v
+                           for k, v in a.items()})
+    return other

@@ -72,13 +72,15 @@ UNREADABLE, NEARLY_GREY, TOO_SMALL = "unreadable", "nearly grey", "too small"
 MIN_TRAINING_SIDE = 16  # a thinner photo cannot give a training crop (under 8 px the crop draw fails)
 
 
-def read_colour_photo(path: Path) -> np.ndarray | str:
-    """A colour photo as RGB uint8, its longer side at most MAX_SIDE; or why it cannot teach colour.
+def read_colour_photo(path: Path, data: bytes | None = None) -> np.ndarray | str:
+    """A colour photo (``data``: its file's bytes, already read) as RGB uint8, its longer side at most MAX_SIDE;
+    or why it cannot teach colour.
 
     Read through numpy, not ``cv2.imread``: OpenCV's own file opening crashes on names that are not UTF-8.
     """
     try:
-        bgr = cv2.imdecode(np.fromfile(path, np.uint8), cv2.IMREAD_COLOR)
+        raw = np.frombuffer(data, np.uint8) if data is not None else np.fromfile(path, np.uint8)
+        bgr = cv2.imdecode(raw, cv2.IMREAD_COLOR)
     except (OSError, ValueError, cv2.error):
         return UNREADABLE
     if bgr is None:

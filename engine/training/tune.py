@@ -27,7 +27,12 @@ from ..model import CVUNet
 from ..named_models import new_model_path
 from ..options import ColorizeSettings
 from ..progress import ProgressBar
+from ..tune_rules import FEW_PHOTOS, MAX_PHOTOS, MIN_PHOTOS, held_out_count
+from ..tune_rules import HELD_OUT_SHARE as HELD_OUT_SHARE  # the rules, as the tests read them here
+from ..tune_rules import MAX_HELD_OUT as MAX_HELD_OUT
+from ..tune_rules import MIN_HELD_OUT as MIN_HELD_OUT
 from ..weights import DEFAULT_WEIGHTS, load_model, save_weights, stored_config
+from .average import blend_into
 from .dataset import NEARLY_GREY, PhotoSet, find_photos, read_colour_photo
 from .evaluate import compare, evaluate_photos
 from .loop import BatchPrefetcher
@@ -36,12 +41,6 @@ from .train import PhotoSets, make_trainer
 
 log = logging.getLogger(__name__)
 
-MIN_PHOTOS = 20  # fewer colour photos than this teach nothing measurable: an error
-FEW_PHOTOS = 50  # fewer than this: a warning that the result will be uncertain
-HELD_OUT_SHARE = 0.15
-MIN_HELD_OUT = 5  # the fewest photos an interval is worked out on (evaluate.INTERVAL_MIN_PHOTOS)
-MAX_HELD_OUT = 150  # measuring more takes minutes past the budget and tells no more
-MAX_PHOTOS = 3000  # decoded in memory at up to 1024 px: about 7 GB at most
 CALIBRATION_STEPS = 8  # steps timed before the schedule's length is set from the time budget
 
 
@@ -115,9 +114,8 @@ class Gathered:
 
 
 def _named_files(paths: Sequence[Path]) -> list[tuple[str, Path]]:
-    """(name, file): a folder's photos named by their path inside it, under the folder's own name. A file
-    reached twice (a folder and a file or subfolder in it) counts once, and so do files of identical bytes:
-    a photo on both sides of the split would flatter the held-out figure.
+    """(name, file), sorted by name: a folder's photos named by their path inside it, under the folder's own name;
+    a file reached twice (a folder and a file or subfolder in it) once.
     """
     named: dict[Path, str] = {}
     for given in paths:
@@ -130,10 +128,7 @@ def _named_files(paths: Sequence[Path]) -> list[tuple[str, Path]]:
             raise TuneError(f"{given}: no such photo or folder")
         for name, path in found:
             named.setdefault(path.resolve(), name)
-    by_content: dict[str, tuple[str, Path]] = {}
-    for path, name in sorted(named.items(), key=lambda kv: kv[1]):
-        by_content.setdefault(hashlib.sha1(path.read_bytes()).hexdigest(), (name, path))
-    files = sorted(by_content.values())
+    files = sorted((name, path) for path, name in named.items())
     if len(files) > MAX_PHOTOS:  # memory and time: a sample by name hash, never by what the photos are
         log.warning("%d photos given: tuning on %d of them, chosen by a hash of their names", len(files), MAX_PHOTOS)
         files = sorted(sorted(files, key=lambda f: _name_hash(f[0]))[:MAX_PHOTOS])
@@ -150,8 +145,18 @@ def gather(paths: Sequence[Path]) -> Gathered:
     images: list[np.ndarray] = []
     grey: list[str] = []
     unreadable: list[str] = []
+    seen: set[str] = set()
     for name, path in _named_files(paths):
-        rgb = read_colour_photo(path)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            unreadable.append(name)
+            continue
+        digest = hashlib.sha1(data).hexdigest()
+        if digest in seen:  # a copy under another name: on both sides of the split it would flatter the figure
+            continue
+        seen.add(digest)
+        rgb = read_colour_photo(path, data)
         if isinstance(rgb, str):
             (grey if rgb == NEARLY_GREY else unreadable).append(name)
             continue
@@ -166,8 +171,7 @@ def gather(paths: Sequence[Path]) -> Gathered:
 
 def held_out(names: Sequence[str]) -> set[str]:
     """The fixed rule: the 15% of names (at least 5, at most 150) whose SHA-1 is smallest; the same every run."""
-    count = min(MAX_HELD_OUT, max(MIN_HELD_OUT, round(HELD_OUT_SHARE * len(names))))
-    return set(sorted(names, key=_name_hash)[:count])
+    return set(sorted(names, key=_name_hash)[:held_out_count(len(names))])
 
 
 def split(photos: PhotoSet) -> tuple[PhotoSet, PhotoSet]:
@@ -205,24 +209,19 @@ def _readout_share(train: PhotoSet, recipe: Recipe) -> tuple[PhotoSet, PhotoSet]
     return (PhotoSet(train.names[count:], train.images[count:]), PhotoSet(train.names[:count], train.images[:count]))
 
 
-def blended(start: CVUNet, tuned: CVUNet, share: float) -> CVUNet:
-    """``(1 - share) * start + share * tuned``, tensor by tensor (the colour bins are the start's)."""
-    if share >= 1.0:
-        return tuned
-    a, b = start.state_dict(), tuned.state_dict()
-    tuned.load_state_dict({k: torch.lerp(v, b[k], share) if v.is_floating_point() and k != "bins" else v
-                           for k, v in a.items()})
-    return tuned
-
-
-def measure(models: dict[str, CVUNet], photos: PhotoSet, size: int) -> dict[str, dict]:
-    """Each model's evaluate report on the held-out photos, at the working size `colorize` uses."""
-    pairs = list(zip(photos.names, photos.images, strict=True))
+def colorizers(models: dict[str, CVUNet], size: int) -> dict[str, Colorizer]:
+    """The models as `colorize` runs them, at its working size: for the figures and the pictures alike."""
     settings = ColorizeSettings(size=size, batch_size=1)
-    return {name: evaluate_photos(Colorizer.create(settings, model=m), pairs) for name, m in models.items()}
+    return {name: Colorizer.create(settings, model=m) for name, m in models.items()}
 
 
-def save_examples(models: dict[str, CVUNet], photos: PhotoSet, reports: dict[str, dict], folder: Path,
+def measure(runs: dict[str, Colorizer], photos: PhotoSet) -> dict[str, dict]:
+    """Each model's evaluate report on the held-out photos."""
+    pairs = list(zip(photos.names, photos.images, strict=True))
+    return {name: evaluate_photos(c, pairs) for name, c in runs.items()}
+
+
+def save_examples(runs: dict[str, Colorizer], photos: PhotoSet, reports: dict[str, dict], folder: Path,
                   s: TuneSettings) -> list[dict[str, Any]]:
     """Before/after pictures of some held-out photos (original, start model, tuned), spread over the gains."""
     import cv2
@@ -231,14 +230,12 @@ def save_examples(models: dict[str, CVUNet], photos: PhotoSet, reports: dict[str
     gains = [a["psnr"] - b["psnr"] for a, b in zip(reports["tuned"]["rows"], reports["start"]["rows"], strict=True)]
     order = sorted(range(len(gains)), key=lambda i: gains[i])
     picks = sorted({order[round(k * (len(order) - 1) / max(1, s.examples - 1))] for k in range(s.examples)})
-    settings = ColorizeSettings(size=s.working_size, batch_size=1)
-    colorizers = {name: Colorizer.create(settings, model=m) for name, m in models.items()}
     out = []
     for n, i in enumerate(picks):
         rgb = photos.images[i]
         scale = min(1.0, 384 / max(rgb.shape[:2]))
         row: dict[str, Any] = {"name": photos.names[i], "gain_db": round(gains[i], 3)}
-        for what, picture in (("original", rgb), *((k, c.colorize(rgb)) for k, c in colorizers.items())):
+        for what, picture in (("original", rgb), *((k, c.colorize(rgb)) for k, c in runs.items())):
             if scale < 1:
                 picture = cv2.resize(picture, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
             path = folder / f"{n:02d}_{what}.png"
@@ -249,10 +246,10 @@ def save_examples(models: dict[str, CVUNet], photos: PhotoSet, reports: dict[str
 
 
 def verdict(c: dict) -> str:
-    lo, hi = c["interval"] or (float("nan"), float("nan"))
-    if c["interval"] is None or lo <= 0.0 <= hi:
+    """Better or worse only when the whole 90% interval says so."""
+    if c["interval"] is None or c["interval"][0] <= 0.0 <= c["interval"][1]:
         return "within chance"
-    return "better" if lo > 0 else "worse"
+    return "better" if c["interval"][0] > 0 else "worse"
 
 
 def run_tune(s: TuneSettings, stop: Callable[[], bool] = lambda: False,
@@ -295,12 +292,14 @@ def run_tune(s: TuneSettings, stop: Callable[[], bool] = lambda: False,
 
         row, _rows = choose_readout(tuned, *trainer.crops.tune, ts.colour_target)
         tuned.readout = replace(tuned.readout, temperature=row["temperature"], chroma_gain=row["chroma_gain"])
-    tuned = blended(start, tuned, recipe.blend)
+    if recipe.blend < 1.0:
+        tuned = blend_into(start, tuned, recipe.blend)
     if on_progress is not None:
         on_progress({"event": "measuring", "photos": len(heldout.names)})
-    reports = measure({"tuned": tuned, "start": start}, heldout, s.working_size)
+    runs = colorizers({"tuned": tuned, "start": start}, s.working_size)
+    reports = measure(runs, heldout)
     c = compare(reports["tuned"], reports["start"])
-    examples = save_examples({"tuned": tuned, "start": start}, heldout, reports, work / "heldout", s)
+    examples = save_examples(runs, heldout, reports, work / "heldout", s)
     card = {
         "name": s.name,
         "tune": {"photos": len(found.photos.names), "trained_on": len(train.names), "folders": found.folders,

@@ -1,8 +1,7 @@
 """The teach dialog's plain parts: counting the colour photos in folders quickly (by extension, nothing decoded),
 the estimate, the progress and the verdict in words, and a line of ``tune --progress-json`` read back.
 
-The thresholds are those of ``engine.training.tune`` (a torch module, so not imported here);
-tests/gui/test_gui_teach.py checks that the two agree.
+The thresholds are the tune's own (``engine.tune_rules``, torch-free).
 """
 
 from __future__ import annotations
@@ -18,12 +17,11 @@ from PySide6.QtCore import QObject, Signal
 
 from engine.imageio import IMAGE_EXTENSIONS
 from engine.messages import counted
+from engine.tune_rules import FEW_PHOTOS, MIN_PHOTOS, held_out_count
+from engine.tune_rules import HELD_OUT_SHARE as HELD_OUT_SHARE  # the rules, as the tests read them here
+from engine.tune_rules import MAX_HELD_OUT as MAX_HELD_OUT
+from engine.tune_rules import MIN_HELD_OUT as MIN_HELD_OUT
 
-MIN_PHOTOS = 20  # engine.training.tune.MIN_PHOTOS: fewer teach nothing measurable (the tune refuses)
-FEW_PHOTOS = 50  # engine.training.tune.FEW_PHOTOS: fewer, and the result is uncertain
-HELD_OUT_SHARE = 0.15  # engine.training.tune.HELD_OUT_SHARE
-MIN_HELD_OUT = 5  # engine.training.tune.MIN_HELD_OUT
-MAX_HELD_OUT = 150  # engine.training.tune.MAX_HELD_OUT
 COUNT_LIMIT = 100_000  # counting stops here: a whole disk chosen by mistake must not keep a thread busy for long
 
 
@@ -82,11 +80,6 @@ class PhotoCounter(QObject):
 
     def stop(self) -> None:
         self._stop.set()
-
-
-def held_out_count(photos: int) -> int:
-    """How many photos the tune holds out to measure itself (the engine's fixed rule)."""
-    return min(MAX_HELD_OUT, max(MIN_HELD_OUT, round(HELD_OUT_SHARE * photos)))
 
 
 def count_text(photos: int, capped: bool) -> str:

@@ -28,6 +28,12 @@ def tune_arguments(photos: Sequence[Path], name: str, minutes: float, replace: b
     return args + (["--replace"] if replace else []) + list(extra)
 
 
+def complete_lines(pending: bytes, chunk: bytes) -> tuple[list[str], bytes]:
+    """The non-blank lines a pipe's bytes complete (stripped), and the unfinished rest to keep for the next read."""
+    *lines, rest = (pending + chunk).split(b"\n")
+    return [text for raw in lines if (text := raw.decode("utf-8", "replace").strip())], rest
+
+
 class TuneProcess(QObject):
     """One tune run by ``QProcess`` (``sys.executable`` unless told otherwise; the environment passes through,
     ``COLORIZER_MODELS_DIR`` included). Lives on the UI thread; every signal arrives there.
@@ -87,14 +93,11 @@ class TuneProcess(QObject):
 
     @Slot()
     def _read_stdout(self) -> None:
-        self._stdout += self.process.readAllStandardOutput().data()
-        *lines, self._stdout = self._stdout.split(b"\n")
-        for raw in lines:
-            line = raw.decode("utf-8", "replace").strip()
-            event = parse_event(line) if line else None
+        lines, self._stdout = complete_lines(self._stdout, bytes(self.process.readAllStandardOutput().data()))
+        for line in lines:
+            event = parse_event(line)
             if event is None:
-                if line:
-                    log.info("tune: %s", line)
+                log.info("tune: %s", line)
                 continue
             if event["event"] == "error":
                 self._error = str(event.get("message", ""))
@@ -102,13 +105,10 @@ class TuneProcess(QObject):
 
     @Slot()
     def _read_stderr(self) -> None:
-        self._stderr += self.process.readAllStandardError().data()
-        *lines, self._stderr = self._stderr.split(b"\n")
-        for raw in lines:
-            line = raw.decode("utf-8", "replace").rstrip()
-            if line.strip():
-                self._stderr_tail.append(line.strip())
-                log.info("tune: %s", line)
+        lines, self._stderr = complete_lines(self._stderr, bytes(self.process.readAllStandardError().data()))
+        for line in lines:
+            self._stderr_tail.append(line)
+            log.info("tune: %s", line)
 
     @Slot(int, QProcess.ExitStatus)
     def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
