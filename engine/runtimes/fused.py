@@ -7,7 +7,8 @@ What it does differently from the ``nn.Module``, and why:
   padded copy of the largest activations (3x faster for those layers here).
 - Skip connections without ``torch.cat``: each decoder stage owns a concat buffer from the
   pool; the upsampler writes straight into its slice (``upsample_bilinear2d.out``) and the
-  encoder's residual add writes the skip feature straight into the other.
+  skip feature is copied into the other. The residual adds are a post-op of the convolution.
+- Without hints, the convolutions that read the (then zero) hint inputs run without them.
 - ASPP image pooling folded into a per-sample bias of the projection (no broadcast copy).
 - Reduced precision for the body; the head, the annealed-mean read-out and the refinement stay fp32.
 - The read-out (``readout.Readout``: temperature, doubt pull, gain) folded in: 1/T into the head's
@@ -17,7 +18,7 @@ What it does differently from the ``nn.Module``, and why:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 import torch.nn.functional as F
@@ -59,6 +60,20 @@ class FConv:
         elif self.act == "relu6":
             y.clamp_(0.0, 6.0)
         return y
+
+    def plus(self, x: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+        """conv(x) + other, the add a post-op of the convolution where fused (no activation)."""
+        assert self.act is None
+        if not self.fused:
+            return self(x).add_(other)
+        assert _POINTWISE is not None
+        p, s, d = self.padding, self.stride, self.dilation
+        return _POINTWISE.binary(x, other, self.weight, self.bias, [p, p], [s, s], [d, d], self.groups,
+                                 "add", None, None, [], None)
+
+    def first_inputs(self, k: int) -> FConv:
+        """The convolution of the first ``k`` input channels alone: the same result where the rest are zeros."""
+        return replace(self, weight=self.weight[:, :k].contiguous(memory_format=CL))
 
     def to(self, dtype: torch.dtype, device: torch.device) -> FConv:
         cast = lambda t: None if t is None else t.to(device=device, dtype=dtype)  # noqa: E731
@@ -107,6 +122,7 @@ class FDecoder:
     chint: int
     conv1: FConv
     conv2: FConv
+    conv1_plain: FConv  # conv1 without the hint slice: a photo without hints has zeros there
 
 
 class FusedCVUNet:
@@ -120,6 +136,7 @@ class FusedCVUNet:
         exact = lambda c: c.to(torch.float32, device)  # noqa: E731
         self.stem = body(fold(enc.stem()))  # a hinted model's stem reads 1 + hint_channels inputs
         self.hint_channels = model.config.hint_channels
+        self.stem_plain = self.stem.first_inputs(1)  # without hints the hint map is zeros: L alone
         self.blocks: list[FBlock] = []
         for b in enc.blocks():
             *expand, dw, project = [body(fold(c)) for c in b.convs()]
@@ -145,8 +162,9 @@ class FusedCVUNet:
             self.aspp = (branches, body(proj_sp), body(pool_fc), body(proj_pool))
         self.decoders: list[FDecoder] = []
         for d in model.decoder_stages():
-            self.decoders.append(FDecoder(d.cin, d.cskip, d.chint, body(fold(d.conv1.layer())),
-                                          body(fold(d.conv2.layer()))))
+            conv1 = body(fold(d.conv1.layer()))
+            self.decoders.append(FDecoder(d.cin, d.cskip, d.chint, conv1, body(fold(d.conv2.layer())),
+                                          conv1.first_inputs(d.cin + d.cskip)))
         self.chint = model.config.decoder_hint_channels  # the hint features' slice at the end of each concat
         readout = model.readout  # read once: the fused forward is ``Readout.apply`` with these settings folded in
         t = readout.temperature
@@ -168,31 +186,35 @@ class FusedCVUNet:
         self.refine1, self.refine2 = exact(r1), exact(r2)
         self.skip_blocks = enc.skip_blocks
         self.c1 = self.blocks[self.skip_blocks[0]].project.weight.shape[0]
+        self.refine1_plain = self.refine1.first_inputs(2 + self.c1)
         self.gain = float(readout.chroma_gain)
         self.chunk_pixels = HIGHRES_CHUNK_PIXELS
 
     def forward(self, L: torch.Tensor, scope: Scope, out: torch.Tensor | None = None,
                 hints: torch.Tensor | None = None) -> torch.Tensor:
-        """L: N x 1 x H x W float32 on the device (hints: N x 3 x H x W or None). Returns N x 2 x H/2 x W/2 float32."""
+        """L: N x 1 x H x W float32 on the device (hints: N x 3 x H x W or None). Returns N x 2 x H/2 x W/2 float32.
+
+        Without hints the hint inputs would be zeros: the convolutions that read them run on the other
+        inputs alone (``first_inputs``), the same sums without the zero fills or their share of the work.
+        """
         n, _, h, w = L.shape
         SKIP_BLOCKS = self.skip_blocks  # noqa: N806 - indices of the encoder blocks whose outputs are skips
+        plain = hints is None
+        chint = 0 if plain else self.chint
         # Concat buffers for the decoder stages at strides 16, 8, 4, and for the refinement (stride 2).
         cats = []
         for d, s in zip(self.decoders, (16, 8, 4), strict=True):
-            cats.append(scope.acquire((n, d.cin + d.cskip + d.chint, h // s, w // s), self.dtype, self.device, True))
-        refine_buf = scope.acquire((n, 2 + self.c1 + self.chint, h // 2, w // 2), torch.float32, self.device, True)
+            cats.append(scope.acquire((n, d.cin + d.cskip + chint, h // s, w // s), self.dtype, self.device, True))
+        refine_buf = scope.acquire((n, 2 + self.c1 + chint, h // 2, w // 2), torch.float32, self.device, True)
         skip_slots: dict[int, torch.Tensor] = {
             SKIP_BLOCKS[3]: cats[0][:, self.decoders[0].cin : self.decoders[0].cin + self.decoders[0].cskip],
             SKIP_BLOCKS[2]: cats[1][:, self.decoders[1].cin : self.decoders[1].cin + self.decoders[1].cskip],
             SKIP_BLOCKS[1]: cats[2][:, self.decoders[2].cin : self.decoders[2].cin + self.decoders[2].cskip],
         }
-        if self.chint:  # the hint features go into the last slice of each concat (zeros: no hints)
+        if chint:  # the hint features go into the last slice of each concat
+            assert hints is not None
             for buf in (*cats, refine_buf):
-                slot = buf[:, buf.shape[1] - self.chint :]
-                if hints is None:
-                    slot.zero_()
-                else:
-                    slot.copy_(hint_features(hints, (buf.shape[2], buf.shape[3])))
+                buf[:, buf.shape[1] - chint :].copy_(hint_features(hints, (buf.shape[2], buf.shape[3])))
         # The stride-2 and stride-4 blocks hold the largest activations (block 1 expands to 96
         # channels at half size): run them a few photos at a time, writing their skips into the
         # full-batch buffers, so peak memory does not grow with the batch.
@@ -200,30 +222,25 @@ class FusedCVUNet:
         step = max(1, self.chunk_pixels // (h * w))
         for c0 in range(0, n, step):
             c1 = min(n, c0 + step)
-            x = scope.acquire((c1 - c0, 1 + self.hint_channels, h, w), self.dtype, self.device, channels_last=True)
-            if not self.hint_channels:
-                x.copy_(L[c0:c1])
-                x.mul_(L_SCALE).sub_(L_SHIFT)  # CVUNet.normalize, in place
-            else:  # the normalize applies to L only; the hint map goes in as it is (zeros: no hints)
-                x0 = x[:, :1]
-                x0.copy_(L[c0:c1])
-                x0.mul_(L_SCALE).sub_(L_SHIFT)
-                if hints is None:
-                    x[:, 1:].zero_()
-                else:
-                    x[:, 1:].copy_(hints[c0:c1])
-            x = self.stem(x)
+            hinted = self.hint_channels > 0 and hints is not None
+            x = scope.acquire((c1 - c0, 1 + self.hint_channels if hinted else 1, h, w), self.dtype, self.device, True)
+            x[:, :1].copy_(L[c0:c1].mul(L_SCALE).sub_(L_SHIFT))  # CVUNet.normalize; the hint map goes in as it is
+            if hinted:
+                assert hints is not None
+                x[:, 1:].copy_(hints[c0:c1])
+            x = (self.stem if hinted else self.stem_plain)(x)
             for i in range(first_full):
                 x = self._block(i, x, {k: v[c0:c1] for k, v in skip_slots.items()})
                 if i == SKIP_BLOCKS[0]:
                     refine_buf[c0:c1, 2 : 2 + self.c1].copy_(x)
-        x = skip_slots[SKIP_BLOCKS[1]]
+        if step < n:  # the chunks' outputs are in the skip slot: the rest of the encoder reads them dense
+            x = skip_slots[SKIP_BLOCKS[1]].contiguous(memory_format=CL)
         for i in range(first_full, len(self.blocks)):
             x = self._block(i, x, skip_slots)
         y = self._bottleneck(x, scope)
         for d, cat in zip(self.decoders, cats, strict=True):
             torch.ops.aten.upsample_bilinear2d.out(y, list(cat.shape[-2:]), False, None, None, out=cat[:, : d.cin])
-            y = d.conv2(d.conv1(cat))
+            y = d.conv2((d.conv1_plain if plain else d.conv1)(cat))
         if y.dtype != torch.float32:
             y = y.float()
         logits = self.head(y)
@@ -237,7 +254,7 @@ class FusedCVUNet:
         ab4 = moments[..., :2].permute(0, 3, 1, 2)
         ab_up = refine_buf[:, :2]
         torch.ops.aten.upsample_bilinear2d.out(ab4, [h // 2, w // 2], False, None, None, out=ab_up)
-        ab = self.refine2(self.refine1(refine_buf))
+        ab = self.refine2((self.refine1_plain if plain else self.refine1)(refine_buf))
         if out is None:
             out = ab.add_(ab_up)
         else:
@@ -251,16 +268,11 @@ class FusedCVUNet:
     def _block(self, i: int, x: torch.Tensor, skip_slots: dict[int, torch.Tensor]) -> torch.Tensor:
         b = self.blocks[i]
         y = b.expand(x) if b.expand is not None else x
-        y = b.project(b.dw(y))
+        y = b.project.plus(b.dw(y), x) if b.residual else b.project(b.dw(y))
         slot = skip_slots.get(i)
-        if slot is None:
-            return y.add_(x) if b.residual else y
-        # A skip feature is written straight into its slice of the decoder's concat buffer.
-        if b.residual:
-            torch.add(y, x, out=slot)
-        else:
-            slot.copy_(y)
-        return slot
+        if slot is not None:  # a skip feature is copied into its slice of the decoder's concat buffer; the
+            slot.copy_(y)  # next block reads the dense tensor (a channel slice as input costs a reorder)
+        return y
 
     def _bottleneck(self, x: torch.Tensor, scope: Scope) -> torch.Tensor:
         if self.aspp is None:
