@@ -171,7 +171,10 @@ class FusedCVUNet:
         t = readout.temperature
         head = fold(ConvBN(model.head, None, None))
         # softmax(logits / T): fold 1/T into the head.
-        self.head = exact(FConv(head.weight / t, head.bias / t if head.bias is not None else None))
+        # On bf16 the head and the refinement run in bf16 too (docs/experiments, "The read-out in bf16"); the
+        # softmax, its matmul and the final add stay fp32. Elsewhere (fp32, CUDA fp16) they stay fp32.
+        tail = body if dtype == torch.bfloat16 else exact
+        self.head = tail(FConv(head.weight / t, head.bias / t if head.bias is not None else None))
         centres = model.bins.detach().float()
         self.pull = float(readout.doubt_pull)
         if self.pull:  # a third column, |ab|^2: the same matmul gives E|ab|^2 for the ab variance
@@ -186,7 +189,8 @@ class FusedCVUNet:
         r2 = fold(ConvBN(model.refine.conv2, None, None))
         r2.weight, r2.padding = r2.weight * AB_RANGE, 1
         r2.bias = r2.bias * AB_RANGE if r2.bias is not None else None
-        self.refine1, self.refine2 = exact(r1), exact(r2)
+        self.refine1, self.refine2 = tail(r1), tail(r2)
+        self.tail_dtype = self.refine1.weight.dtype
         self.skip_blocks = enc.skip_blocks
         self.c1 = self.blocks[self.skip_blocks[0]].project.weight.shape[0]
         self.refine1_plain = self.refine1.first_inputs(2 + self.c1)
@@ -208,7 +212,7 @@ class FusedCVUNet:
         cats = []
         for d, s in zip(self.decoders, (16, 8, 4), strict=True):
             cats.append(scope.acquire((n, d.cin + d.cskip + chint, h // s, w // s), self.dtype, self.device, True))
-        refine_buf = scope.acquire((n, 2 + self.c1 + chint, h // 2, w // 2), torch.float32, self.device, True)
+        refine_buf = scope.acquire((n, 2 + self.c1 + chint, h // 2, w // 2), self.tail_dtype, self.device, True)
         skip_slots: dict[int, torch.Tensor] = {
             SKIP_BLOCKS[3]: cats[0][:, self.decoders[0].cin : self.decoders[0].cin + self.decoders[0].cskip],
             SKIP_BLOCKS[2]: cats[1][:, self.decoders[1].cin : self.decoders[1].cin + self.decoders[1].cskip],
@@ -244,12 +248,10 @@ class FusedCVUNet:
         for d, cat in zip(self.decoders, cats, strict=True):
             _upsample_into(y, cat[:, : d.cin], scope)
             y = d.conv2((d.conv1_plain if plain else d.conv1)(cat))
-        if y.dtype != torch.float32:
-            y = y.float()
-        logits = self.head(y)
+        logits = self.head(y.to(self.tail_dtype))
         # Softmax over bins along the last axis of the NHWC view: no layout change, no NCHW kernel.
         # (A channels_last ``out`` for _softmax.out over dim 1 is wrong in torch 2.13 on the CPU.)
-        nhwc = logits.permute(0, 2, 3, 1).contiguous()
+        nhwc = logits.permute(0, 2, 3, 1).to(torch.float32, memory_format=torch.contiguous_format)
         probs = scope.acquire(tuple(nhwc.shape), torch.float32, self.device)
         torch.ops.aten._softmax.out(nhwc, -1, False, out=probs)
         moments = scope.acquire(tuple(nhwc.shape[:3]) + (MOMENT_COLUMNS,), torch.float32, self.device)
@@ -257,7 +259,7 @@ class FusedCVUNet:
         ab_up = _upsample_into(moments[..., :2].permute(0, 3, 1, 2).contiguous(), refine_buf[:, :2], scope)
         ab = self.refine2((self.refine1_plain if plain else self.refine1)(refine_buf))
         if out is None:
-            out = ab.add_(ab_up)
+            out = ab_up.add_(ab)
         else:
             torch.add(ab, ab_up, out=out)
         if self.pull:  # readout.doubt_scale of the variance E|ab|^2 - |E ab|^2, at half size
