@@ -245,9 +245,31 @@ class FusedCVUNet:
         for i in range(first_full, len(self.blocks)):
             x = self._block(i, x, skip_slots)
         y = self._bottleneck(x, scope)
-        for d, cat in zip(self.decoders, cats, strict=True):
+        for d, cat in zip(self.decoders[:-1], cats[:-1], strict=True):
             _upsample_into(y, cat[:, : d.cin], scope)
             y = d.conv2((d.conv1_plain if plain else d.conv1)(cat))
+        if out is None:
+            out = scope.acquire((n, 2, h // 2, w // 2), torch.float32, self.device)
+        # The last decoder stage, the read-out and the refinement (quarter and half size) over the encoder's
+        # chunks on the CPU in bf16: their full-batch buffers outgrow the caches (docs/experiments; in fp32 no gain
+        # was shown). CUDA takes the whole batch.
+        tail_chunk = step if self.device.type == "cpu" and self.dtype == torch.bfloat16 else n
+        for c0 in range(0, n, tail_chunk):
+            c1 = min(n, c0 + tail_chunk)
+            part = scope if tail_chunk >= n else Scope(scope.pool)  # each chunk's buffers serve the next
+            try:
+                self._tail(y[c0:c1], cats[-1][c0:c1], refine_buf[c0:c1], out[c0:c1], plain, part)
+            finally:
+                if part is not scope:
+                    part.close()
+        return out
+
+    def _tail(self, y: torch.Tensor, cat: torch.Tensor, refine_buf: torch.Tensor, out: torch.Tensor, plain: bool,
+              scope: Scope) -> None:
+        """The last decoder stage, head, read-out and refinement for some photos, written into ``out``."""
+        d = self.decoders[-1]
+        _upsample_into(y, cat[:, : d.cin], scope)
+        y = d.conv2((d.conv1_plain if plain else d.conv1)(cat))
         logits = self.head(y.to(self.tail_dtype))
         # Softmax over bins along the last axis of the NHWC view: no layout change, no NCHW kernel.
         # (A channels_last ``out`` for _softmax.out over dim 1 is wrong in torch 2.13 on the CPU.)
@@ -258,15 +280,13 @@ class FusedCVUNet:
         torch.matmul(probs, self.centres, out=moments)
         ab_up = _upsample_into(moments[..., :2].permute(0, 3, 1, 2).contiguous(), refine_buf[:, :2], scope)
         ab = self.refine2((self.refine1_plain if plain else self.refine1)(refine_buf))
-        if out is None:
-            out = ab_up.add_(ab)
-        else:
-            torch.add(ab, ab_up, out=out)
+        torch.add(ab, ab_up, out=out)
         if self.pull:  # readout.doubt_scale of the variance E|ab|^2 - |E ab|^2, at half size
             variance = (moments[..., 2:3] - moments[..., :2].square().sum(dim=-1, keepdim=True)).clamp_min_(0.0)
             scale = (variance.mul_(self.pull / AB_RANGE**2).add_(1.0).reciprocal_()).permute(0, 3, 1, 2)
             out.mul_(F.interpolate(scale, size=out.shape[-2:], mode="bilinear", align_corners=False))
-        return out.mul_(self.gain) if self.gain != 1.0 else out
+        if self.gain != 1.0:
+            out.mul_(self.gain)
 
     def _block(self, i: int, x: torch.Tensor, skip_slots: dict[int, torch.Tensor]) -> torch.Tensor:
         b = self.blocks[i]
