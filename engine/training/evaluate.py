@@ -345,6 +345,9 @@ def run_evaluate(s: EvalSettings) -> int:
         save_examples(colorizer, photos, report, s.examples_dir, s.examples,
                       hints=EXAMPLE_HINTS if takes_hints(model) else 0, seed=s.hint_seed, keys=keys,
                       names=s.example_names)
+        if "degraded" in report:
+            save_examples(colorizer, photos, report["degraded"], s.examples_dir / "degraded", s.examples, keys=keys,
+                          names=s.example_names, degrade_seed=s.degrade_seed)
     return 0
 
 
@@ -392,8 +395,11 @@ def degraded_markdown(clean: dict, degraded: dict) -> str:
 
 def save_examples(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]], report: dict, folder: Path,
                   n: int, hints: int = 0, seed: int = 0, keys: Sequence[str] | None = None,
-                  names: Sequence[str] = ()) -> None:
+                  names: Sequence[str] = (), degrade_seed: int | None = None) -> None:
     """Grey | colorized | original strips for a spread of photos (best, median, worst PSNR gain).
+
+    With ``degrade_seed`` the strips are old-print scan | colorized from the scan | original instead, the scan the
+    one ``degraded_report`` made of that photo and ``report`` its degraded report (picks by the scans' gains).
 
     With ``hints`` (weights that take them), a column colorized with that many simulated hints (drawn as
     rings) goes before the original. With ``keys`` (each photo's MANIFEST group), a photo of people is
@@ -414,8 +420,12 @@ def save_examples(colorizer: Colorizer, photos: list[tuple[str, np.ndarray]], re
         print(f"--example-names: {name} is not among the photos evaluated; left out")
     for i in sorted(picks):
         name, rgb = photos[i]
-        columns = [to_uint8(grey_rgb(rgb_to_lab(rgb)[..., 0])), colorizer.colorize(rgb)]
-        if hints:
+        if degrade_seed is not None:
+            scan = degraded_copies([photos[i]], degrade_seed)[0][0]
+            columns = [scan, colorizer.colorize(scan)]
+        else:
+            columns = [to_uint8(grey_rgb(rgb_to_lab(rgb)[..., 0])), colorizer.colorize(rgb)]
+        if hints and degrade_seed is None:
             points = simulate_hints(rgb, hints, hint_seed_of(name, seed))
             hinted = colorizer.colorize(rgb, hints=points).copy()  # type: ignore[call-arg,unused-ignore]
             radius = max(3, min(rgb.shape[:2]) // 60)

@@ -95,3 +95,30 @@ def test_training_crops_degraded_keep_their_clean_targets_and_the_same_crops():
     Lh, _ = batch(0.5)
     changed = [np.abs(Lh[i] - L0[i]).mean() > 0.5 for i in range(6)]
     assert 0 < sum(changed) < 6  # about half
+
+
+def test_evaluate_degrade_examples_show_the_scan_the_report_judged_beside_the_original(tmp_path):
+    import cv2
+    from helpers import random_model
+
+    from engine.training.evaluate import EvalSettings, degraded_copies, run_evaluate
+    from engine.weights import save_weights
+
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for i in range(3):
+        cv2.imwrite(str(photos / f"p{i}.png"), cv2.cvtColor(colour_photo(64, 96, seed=i), cv2.COLOR_RGB2BGR))
+    weights = tmp_path / "w.pt"
+    save_weights(random_model(), weights)
+    examples = tmp_path / "examples"
+    assert run_evaluate(EvalSettings(folder=photos, size=64, weights=weights, degrade=True, degrade_seed=3,
+                                     examples_dir=examples, examples=3)) == 0
+    strips = sorted((examples / "degraded").glob("*.jpg"))
+    assert [p.stem for p in strips] == ["p0", "p1", "p2"]
+    rgb = cv2.cvtColor(cv2.imread(str(photos / "p1.png")), cv2.COLOR_BGR2RGB)
+    strip = cv2.cvtColor(cv2.imread(str(examples / "degraded" / "p1.jpg")), cv2.COLOR_BGR2RGB).astype(float)
+    scan = degraded_copies([("p1.png", rgb)], 3)[0][0].astype(float)
+    assert strip.shape == (64, 3 * 96, 3)
+    assert np.abs(strip[:, :96] - scan).mean() < 4  # the first column is that seed's scan (JPEG aside) ...
+    assert np.abs(strip[:, 192:] - rgb).mean() < 4  # ... and the last the original
+    assert np.abs(strip[:, :96] - strip[:, 192:]).mean() > 8  # the scan is not the original
