@@ -18,112 +18,18 @@ What it does differently from the ``nn.Module``, and why:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
 import torch
 import torch.nn.functional as F
 
 from ..color import AB_RANGE
-from ..devices import cpu_has_fast_bf16
-from ..encoder import ConvBN, SameConv2d
+from ..encoder import ConvBN
 from ..model import ASPP, L_SCALE, L_SHIFT, CVUNet, hint_features
+from .folded import CL, FBlock, FConv, FDecoder, fold
 from .pool import Scope
+from .strips import block_in_strips, strip_rows
 
-CL = torch.channels_last
 HIGHRES_CHUNK_PIXELS = 2 * 512 * 512  # photos per chunk in the high-resolution blocks: this many pixels
 MOMENT_COLUMNS = 16  # the read-out's matmul width (ab, |ab|^2, zeros)
-# oneDNN convolution with a fused activation (what Inductor emits on CPUs); None where absent.
-_POINTWISE = getattr(getattr(torch.ops, "mkldnn", None), "_convolution_pointwise", None)
-
-
-@dataclass
-class FConv:
-    """A convolution with BatchNorm folded in and an optional in-place activation."""
-
-    weight: torch.Tensor
-    bias: torch.Tensor | None
-    stride: int = 1
-    padding: int = 0
-    dilation: int = 1
-    groups: int = 1
-    act: str | None = None  # "relu" or "relu6"
-    fused: bool = False  # one oneDNN call with the activation as a post-op (CPU only)
-
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        if self.fused:
-            assert _POINTWISE is not None
-            attr, scalars = {None: ("none", []), "relu": ("relu", []), "relu6": ("hardtanh", [0.0, 6.0])}[self.act]
-            p, s, d = self.padding, self.stride, self.dilation
-            return _POINTWISE(x, self.weight, self.bias, [p, p], [s, s], [d, d], self.groups, attr, scalars, "")
-        y = F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
-        if self.act == "relu":
-            y.relu_()
-        elif self.act == "relu6":
-            y.clamp_(0.0, 6.0)
-        return y
-
-    def plus(self, x: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
-        """conv(x) + other, the add a post-op of the convolution where fused (no activation)."""
-        assert self.act is None
-        if not self.fused:
-            return self(x).add_(other)
-        assert _POINTWISE is not None
-        p, s, d = self.padding, self.stride, self.dilation
-        return _POINTWISE.binary(x, other, self.weight, self.bias, [p, p], [s, s], [d, d], self.groups,
-                                 "add", None, None, [], None)
-
-    def first_inputs(self, k: int) -> FConv:
-        """The convolution of the first ``k`` input channels alone: the same result where the rest are zeros."""
-        return replace(self, weight=self.weight[:, :k].contiguous(memory_format=CL))
-
-    def to(self, dtype: torch.dtype, device: torch.device) -> FConv:
-        cast = lambda t: None if t is None else t.to(device=device, dtype=dtype)  # noqa: E731
-        w = cast(self.weight)
-        assert w is not None
-        fused = _POINTWISE is not None and device.type == "cpu" and (
-            dtype == torch.float32 or (dtype == torch.bfloat16 and cpu_has_fast_bf16()))
-        return FConv(w.contiguous(memory_format=CL), cast(self.bias), self.stride, self.padding,
-                     self.dilation, self.groups, self.act, fused)
-
-
-def fold(layer: ConvBN) -> FConv:
-    """The convolution with its BatchNorm folded in (in float64, then rounded once to float32)."""
-    conv, bn, act = layer.conv, layer.bn, layer.act
-    w = conv.weight.detach().double()
-    b = conv.bias.detach().double() if conv.bias is not None else torch.zeros(w.shape[0], dtype=torch.float64)
-    if bn is not None:
-        assert bn.running_var is not None and bn.running_mean is not None
-        scale = bn.weight.detach().double() / torch.sqrt(bn.running_var.double() + bn.eps)
-        w = w * scale[:, None, None, None]
-        b = (b - bn.running_mean.double()) * scale + bn.bias.detach().double()
-    stride, pad = conv.stride[0], conv.padding[0]
-    assert isinstance(pad, int)
-    if isinstance(conv, SameConv2d):
-        k = conv.kernel_size[0]
-        if stride == 1:
-            pad = (k - 1) // 2
-        else:  # pad (before, after) = ((k-2)//2, k-2-(k-2)//2) for even sizes: one more tap in front
-            w = F.pad(w, (1, 0, 1, 0))
-            pad = k - 2 - (k - 2) // 2
-    return FConv(w.float(), b.float(), stride, pad, conv.dilation[0], conv.groups, act)
-
-
-@dataclass
-class FBlock:
-    expand: FConv | None
-    dw: FConv
-    project: FConv
-    residual: bool
-
-
-@dataclass
-class FDecoder:
-    cin: int
-    cskip: int
-    chint: int
-    conv1: FConv
-    conv2: FConv
-    conv1_plain: FConv  # conv1 without the hint slice: a photo without hints has zeros there
 
 
 class FusedCVUNet:
@@ -196,6 +102,7 @@ class FusedCVUNet:
         self.refine1_plain = self.refine1.first_inputs(2 + self.c1)
         self.gain = float(readout.chroma_gain)
         self.chunk_pixels = HIGHRES_CHUNK_PIXELS
+        self.strips = False  # the high-resolution blocks over strips of rows (strips.py): off until measured
 
     def forward(self, L: torch.Tensor, scope: Scope, out: torch.Tensor | None = None,
                 hints: torch.Tensor | None = None) -> torch.Tensor:
@@ -237,13 +144,13 @@ class FusedCVUNet:
                 x[:, 1:].copy_(hints[c0:c1])
             x = (self.stem if hinted else self.stem_plain)(x)
             for i in range(first_full):
-                x = self._block(i, x, {k: v[c0:c1] for k, v in skip_slots.items()})
+                x = self._block(i, x, {k: v[c0:c1] for k, v in skip_slots.items()}, scope)
                 if i == SKIP_BLOCKS[0]:
                     refine_buf[c0:c1, 2 : 2 + self.c1].copy_(x)
         if step < n:  # the chunks' outputs are in the skip slot: the rest of the encoder reads them dense
             x = skip_slots[SKIP_BLOCKS[1]].contiguous(memory_format=CL)
         for i in range(first_full, len(self.blocks)):
-            x = self._block(i, x, skip_slots)
+            x = self._block(i, x, skip_slots, scope)
         y = self._bottleneck(x, scope)
         for d, cat in zip(self.decoders[:-1], cats[:-1], strict=True):
             _upsample_into(y, cat[:, : d.cin], scope)
@@ -288,10 +195,17 @@ class FusedCVUNet:
         if self.gain != 1.0:
             out.mul_(self.gain)
 
-    def _block(self, i: int, x: torch.Tensor, skip_slots: dict[int, torch.Tensor]) -> torch.Tensor:
+    def _block(self, i: int, x: torch.Tensor, skip_slots: dict[int, torch.Tensor], scope: Scope) -> torch.Tensor:
         b = self.blocks[i]
-        y = b.expand(x) if b.expand is not None else x
-        y = b.project.plus(b.dw(y), x) if b.residual else b.project(b.dw(y))
+        rows = strip_rows(b, x.shape[3], self.dtype) if b.expand is not None and self.strips else 0
+        if rows and x.shape[2] // b.dw.stride >= 2 * rows:  # big enough for two strips or more (strips.py)
+            s, p, k = b.dw.stride, b.dw.padding, b.dw.weight.shape[-1]
+            size = [(x.shape[d] + 2 * p - k) // s + 1 for d in (2, 3)]
+            y = scope.acquire((x.shape[0], b.project.weight.shape[0], *size), self.dtype, self.device, True)
+            block_in_strips(b, x, y, rows)
+        else:
+            y = b.expand(x) if b.expand is not None else x
+            y = b.project.plus(b.dw(y), x) if b.residual else b.project(b.dw(y))
         slot = skip_slots.get(i)
         if slot is not None:  # a skip feature is copied into its slice of the decoder's concat buffer; the
             slot.copy_(y)  # next block reads the dense tensor (a channel slice as input costs a reorder)

@@ -1,0 +1,107 @@
+"""The CV_UNet's convolutions with BatchNorm folded in, as plain tensors and one oneDNN call each on the CPU."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import torch
+import torch.nn.functional as F
+
+from ..devices import cpu_has_fast_bf16
+from ..encoder import ConvBN, SameConv2d
+
+CL = torch.channels_last
+# oneDNN convolution with a fused activation (what Inductor emits on CPUs); None where absent.
+_POINTWISE = getattr(getattr(torch.ops, "mkldnn", None), "_convolution_pointwise", None)
+
+
+@dataclass
+class FConv:
+    """A convolution with BatchNorm folded in and an optional in-place activation."""
+
+    weight: torch.Tensor
+    bias: torch.Tensor | None
+    stride: int = 1
+    padding: int = 0
+    dilation: int = 1
+    groups: int = 1
+    act: str | None = None  # "relu" or "relu6"
+    fused: bool = False  # one oneDNN call with the activation as a post-op (CPU only)
+
+    def __call__(self, x: torch.Tensor, row_padding: int | None = None) -> torch.Tensor:
+        """``row_padding``: another zero padding above and below than the one at the sides (a strip's)."""
+        p, s, d = self.padding, self.stride, self.dilation
+        ph = p if row_padding is None else row_padding
+        if self.fused:
+            assert _POINTWISE is not None
+            attr, scalars = {None: ("none", []), "relu": ("relu", []), "relu6": ("hardtanh", [0.0, 6.0])}[self.act]
+            return _POINTWISE(x, self.weight, self.bias, [ph, p], [s, s], [d, d], self.groups, attr, scalars, "")
+        y = F.conv2d(x, self.weight, self.bias, s, (ph, p), d, self.groups)
+        if self.act == "relu":
+            y.relu_()
+        elif self.act == "relu6":
+            y.clamp_(0.0, 6.0)
+        return y
+
+    def plus(self, x: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+        """conv(x) + other, the add a post-op of the convolution where fused (no activation)."""
+        assert self.act is None
+        if not self.fused:
+            return self(x).add_(other)
+        assert _POINTWISE is not None
+        p, s, d = self.padding, self.stride, self.dilation
+        return _POINTWISE.binary(x, other, self.weight, self.bias, [p, p], [s, s], [d, d], self.groups,
+                                 "add", None, None, [], None)
+
+    def first_inputs(self, k: int) -> FConv:
+        """The convolution of the first ``k`` input channels alone: the same result where the rest are zeros."""
+        return replace(self, weight=self.weight[:, :k].contiguous(memory_format=CL))
+
+    def to(self, dtype: torch.dtype, device: torch.device) -> FConv:
+        cast = lambda t: None if t is None else t.to(device=device, dtype=dtype)  # noqa: E731
+        w = cast(self.weight)
+        assert w is not None
+        fused = _POINTWISE is not None and device.type == "cpu" and (
+            dtype == torch.float32 or (dtype == torch.bfloat16 and cpu_has_fast_bf16()))
+        return FConv(w.contiguous(memory_format=CL), cast(self.bias), self.stride, self.padding,
+                     self.dilation, self.groups, self.act, fused)
+
+
+def fold(layer: ConvBN) -> FConv:
+    """The convolution with its BatchNorm folded in (in float64, then rounded once to float32)."""
+    conv, bn, act = layer.conv, layer.bn, layer.act
+    w = conv.weight.detach().double()
+    b = conv.bias.detach().double() if conv.bias is not None else torch.zeros(w.shape[0], dtype=torch.float64)
+    if bn is not None:
+        assert bn.running_var is not None and bn.running_mean is not None
+        scale = bn.weight.detach().double() / torch.sqrt(bn.running_var.double() + bn.eps)
+        w = w * scale[:, None, None, None]
+        b = (b - bn.running_mean.double()) * scale + bn.bias.detach().double()
+    stride, pad = conv.stride[0], conv.padding[0]
+    assert isinstance(pad, int)
+    if isinstance(conv, SameConv2d):
+        k = conv.kernel_size[0]
+        if stride == 1:
+            pad = (k - 1) // 2
+        else:  # pad (before, after) = ((k-2)//2, k-2-(k-2)//2) for even sizes: one more tap in front
+            w = F.pad(w, (1, 0, 1, 0))
+            pad = k - 2 - (k - 2) // 2
+    return FConv(w.float(), b.float(), stride, pad, conv.dilation[0], conv.groups, act)
+
+
+@dataclass
+class FBlock:
+    expand: FConv | None
+    dw: FConv
+    project: FConv
+    residual: bool
+
+
+@dataclass
+class FDecoder:
+    cin: int
+    cskip: int
+    chint: int
+    conv1: FConv
+    conv2: FConv
+    conv1_plain: FConv  # conv1 without the hint slice: a photo without hints has zeros there
