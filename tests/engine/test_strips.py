@@ -11,7 +11,7 @@ from engine.runtimes.fused import FusedCVUNet
 
 @pytest.fixture(scope="module")
 def net():
-    return FusedCVUNet(random_model(encoder="lite2"), torch.float32, torch.device("cpu"))
+    return FusedCVUNet(random_model(), torch.float32, torch.device("cpu"))
 
 
 def one_pass(b, x):
