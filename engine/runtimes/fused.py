@@ -10,7 +10,8 @@ What it does differently from the ``nn.Module``, and why:
   skip feature is copied into the other. The residual adds are a post-op of the convolution.
 - Without hints, the convolutions that read the (then zero) hint inputs run without them.
 - ASPP image pooling folded into a per-sample bias of the projection (no broadcast copy).
-- Reduced precision for the body; the head, the annealed-mean read-out and the refinement stay fp32.
+- Reduced precision for the body (on a CPU in bf16 the head and the refinement too); the softmax, the
+  annealed-mean read-out and the final add stay fp32.
 - The read-out (``readout.Readout``: temperature, doubt pull, gain) folded in: 1/T into the head's
   weights, the annealed mean and E|ab|^2 in one matmul. The settings are read when built; it equals
   ``Readout.apply`` within fp32 rounding (tests/engine/test_runtimes.py).
@@ -77,9 +78,9 @@ class FusedCVUNet:
         t = readout.temperature
         head = fold(ConvBN(model.head, None, None))
         # softmax(logits / T): fold 1/T into the head.
-        # On bf16 the head and the refinement run in bf16 too (docs/experiments, "The read-out in bf16"); the
-        # softmax, its matmul and the final add stay fp32. Elsewhere (fp32, CUDA fp16) they stay fp32.
-        tail = body if dtype == torch.bfloat16 else exact
+        # On a CPU in bf16 the head and the refinement run in bf16 too (docs/experiments, "The read-out in bf16");
+        # the softmax, its matmul and the final add stay fp32. Elsewhere (fp32, CUDA) they stay fp32.
+        tail = body if dtype == torch.bfloat16 and device.type == "cpu" else exact
         self.head = tail(FConv(head.weight / t, head.bias / t if head.bias is not None else None))
         centres = model.bins.detach().float()
         self.pull = float(readout.doubt_pull)
@@ -201,7 +202,8 @@ class FusedCVUNet:
         if rows and x.shape[2] // b.dw.stride >= 2 * rows:  # big enough for two strips or more (strips.py)
             s, p, k = b.dw.stride, b.dw.padding, b.dw.weight.shape[-1]
             size = [(x.shape[d] + 2 * p - k) // s + 1 for d in (2, 3)]
-            y = scope.acquire((x.shape[0], b.project.weight.shape[0], *size), self.dtype, self.device, True)
+            y = torch.empty((x.shape[0], b.project.weight.shape[0], *size), dtype=self.dtype, device=self.device,
+                            memory_format=CL)  # not pooled: a chunk's output is freed once the next block has read it
             block_in_strips(b, x, y, rows)
         else:
             y = b.expand(x) if b.expand is not None else x
@@ -227,12 +229,16 @@ class FusedCVUNet:
 
 
 def _upsample_into(x: torch.Tensor, dst: torch.Tensor, scope: Scope) -> torch.Tensor:
-    """Bilinear upsampling of ``x`` into ``dst`` (a channel slice of a concat buffer); returns the dense fp32 result.
+    """Bilinear upsampling of ``x`` into ``dst`` (a channel slice of a concat buffer); returns the result, dense
+    fp32 on the CPU.
 
-    Into a dense fp32 buffer, then one copy into the slice: upsampling straight into a strided slice, or in
-    bf16, takes slow kernels on the CPU (0.58 ms against 1.05 ms for 96 channels at 128 px).
+    On the CPU into a dense fp32 buffer, then one copy into the slice: upsampling straight into a strided slice,
+    or in bf16, takes slow kernels there (0.58 ms against 1.05 ms for 96 channels at 128 px).
     """
     n, c, h, w = dst.shape
+    if x.device.type != "cpu":
+        torch.ops.aten.upsample_bilinear2d.out(x, [h, w], False, None, None, out=dst)
+        return dst
     dense = scope.acquire((n, c, h, w), torch.float32, x.device, x.is_contiguous(memory_format=CL))
     torch.ops.aten.upsample_bilinear2d.out(x.float(), [h, w], False, None, None, out=dense)
     dst.copy_(dense)

@@ -42,7 +42,7 @@ class OptimizedRuntime:
             torch.backends.cudnn.benchmark = True
         self.use_graphs = cuda_graphs and self.cuda
         self._graphs: dict[tuple[tuple[int, ...], bool],
-                           tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor | None, torch.Tensor]] = {}
+                           tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor | None, torch.Tensor, Scope]] = {}
         self._forward: Callable[[torch.Tensor, Scope, torch.Tensor | None, torch.Tensor | None],
                                 torch.Tensor] = self.net.forward
         if compile:
@@ -101,8 +101,10 @@ class OptimizedRuntime:
             s = Scope(graph_pool)  # held for the graph's lifetime
             with torch.cuda.graph(graph):
                 static_out = self._forward(static_in, s, None, static_hints)
-            self._graphs[key] = (graph, static_in, static_hints, static_out)
-        graph, static_in, static_hints, static_out = self._graphs[key]
+            # The scope keeps every pooled buffer the graph reads and writes alive (and out of other hands)
+            # for as long as the graph can be replayed.
+            self._graphs[key] = (graph, static_in, static_hints, static_out, s)
+        graph, static_in, static_hints, static_out, _ = self._graphs[key]
         host_in = scope.acquire(L.shape, torch.float32, torch.device("cpu"), pinned=True)
         host_in.numpy()[...] = L
         static_in.copy_(host_in, non_blocking=True)

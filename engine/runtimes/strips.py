@@ -28,6 +28,7 @@ def block_in_strips(block: FBlock, x: torch.Tensor, out: torch.Tensor, rows: int
     """``out`` = the block of ``x`` (expand, depthwise, project, residual add), a strip of ``rows`` rows at a time."""
     assert block.expand is not None
     dw = block.dw
+    assert dw.dilation == 1, "strips assume an undilated depthwise convolution"
     k, s, p = dw.weight.shape[-1], dw.stride, dw.padding
     height = x.shape[2]
     out_rows = out.shape[2]

@@ -132,6 +132,32 @@ def test_high_resolution_blocks_in_chunks_give_the_same_result(model):
     assert np.abs(base.run(L) - opt.run(L)).max() <= FP32_TOL
 
 
+@pytest.mark.parametrize("hinted", [False, True])
+def test_bf16_in_chunks_of_photos_equals_bf16_in_one_pass_with_and_without_hints(hinted):
+    """In bf16 on the CPU the tail (last decoder stage, read-out, refinement) runs over chunks too; a batch the
+    chunk does not divide, with hints or without, comes out as one pass over the batch gives it."""
+    from engine.model import with_hint_channels, with_hint_decoder
+
+    model = with_hint_decoder(with_hint_channels(random_model(seed=3)))
+    with torch.no_grad():  # the hint inputs start at zero weight: give them some, so hints change the output
+        for name, w in model.named_parameters():
+            if w.dim() == 4:
+                w.add_(torch.randn_like(w) * 0.05)
+    chunked = OptimizedRuntime(model, CPU, "bf16")
+    whole = OptimizedRuntime(model, CPU, "bf16")
+    chunked.net.chunk_pixels = 64 * 64 * 2  # chunks of two photos and a last one of one
+    whole.net.chunk_pixels = 64 * 64 * 16
+    L = canvas([(64, 64)] * 5)
+    hints = None
+    if hinted:
+        hints = np.zeros((5, 3, 64, 64), np.float32)
+        hints[:, 0, 10:20, 30:40], hints[:, 1, 10:20, 30:40], hints[:, 2, 10:20, 30:40] = 40.0, -20.0, 1.0
+    a, b = chunked.run(L, hints), whole.run(L, hints)
+    assert np.abs(a - b).max() <= 1e-5
+    plain = whole.run(L)
+    assert (np.abs(plain - b).max() > 0.1) == hinted  # the hints reach the output
+
+
 def test_the_doubt_pull_only_mutes_and_mutes_most_where_the_colour_is_unsure(model):
     from engine.readout import Readout, ab_variance, doubt_scale
 

@@ -45,7 +45,7 @@ def test_the_runtime_takes_strips_for_big_blocks_and_gets_the_same_colours(net, 
     monkeypatch.setattr(strips, "STRIP_BYTES", 64 * 2**10)  # strips of a few rows at this small size
     outs = []
     for on in (False, True):
-        net.strips = on
+        monkeypatch.setattr(net, "strips", on)
         with torch.inference_mode(), BufferPool().scope() as scope:
             outs.append(net.forward(L, scope).clone())
     assert calls and min(calls) < 128 // 2
