@@ -135,7 +135,8 @@ def test_high_resolution_blocks_in_chunks_give_the_same_result(model):
 @pytest.mark.parametrize("hinted", [False, True])
 def test_bf16_in_chunks_of_photos_equals_bf16_in_one_pass_with_and_without_hints(hinted):
     """In bf16 on the CPU the tail (last decoder stage, read-out, refinement) runs over chunks too; a batch the
-    chunk does not divide, with hints or without, comes out as one pass over the batch gives it."""
+    chunk does not divide, with hints or without, comes out as one pass over the batch gives it.
+    """
     from engine.model import with_hint_channels, with_hint_decoder
 
     model = with_hint_decoder(with_hint_channels(random_model(seed=3)))
