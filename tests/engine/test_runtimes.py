@@ -141,7 +141,7 @@ def test_bf16_in_chunks_of_photos_equals_bf16_in_one_pass_with_and_without_hints
 
     model = with_hint_decoder(with_hint_channels(random_model(seed=3)))
     with torch.no_grad():  # the hint inputs start at zero weight: give them some, so hints change the output
-        for name, w in model.named_parameters():
+        for w in model.parameters():
             if w.dim() == 4:
                 w.add_(torch.randn_like(w) * 0.05)
     chunked = OptimizedRuntime(model, CPU, "bf16")
