@@ -103,7 +103,7 @@ class FusedCVUNet:
         self.refine1_plain = self.refine1.first_inputs(2 + self.c1)
         self.gain = float(readout.chroma_gain)
         self.chunk_pixels = HIGHRES_CHUNK_PIXELS
-        self.strips = False  # the high-resolution blocks over strips of rows (strips.py): off until measured
+        self.strips = False  # the high-resolution blocks over strips of rows (strips.py): no gain shown, off
 
     def forward(self, L: torch.Tensor, scope: Scope, out: torch.Tensor | None = None,
                 hints: torch.Tensor | None = None) -> torch.Tensor:
