@@ -120,8 +120,12 @@ def test_optimized_runtime_agrees_with_the_baseline_for_a_hinted_model_at_fp32(d
 def test_hint_inputs_at_their_zero_start_change_nothing(decoder):
     m = hinted_model(stem_scale=0, decoder=decoder)
     L, H = batch()
-    for rt in (make_runtime("baseline", m, "cpu"), make_runtime("optimized", m, "cpu", "fp32")):
-        assert np.array_equal(rt.run(L, H), rt.run(L))
+    base = make_runtime("baseline", m, "cpu")
+    assert np.array_equal(base.run(L, H), base.run(L))
+    # The optimized runtime runs a photo without hints through convolutions without the hint inputs: the same
+    # sums in another order, equal within fp32 rounding.
+    opt = make_runtime("optimized", m, "cpu", "fp32")
+    assert np.abs(opt.run(L, H) - opt.run(L)).max() <= 1e-5
 
 
 def test_adding_the_hint_decoder_keeps_every_output_and_it_is_saved_with_the_weights(tmp_path):
