@@ -115,6 +115,7 @@ class FusedCVUNet:
         n, _, h, w = L.shape
         SKIP_BLOCKS = self.skip_blocks  # noqa: N806 - indices of the encoder blocks whose outputs are skips
         plain = hints is None
+        hinted = self.hint_channels > 0 and not plain  # the stem reads the hint map
         chint = 0 if plain else self.chint
         # Concat buffers for the decoder stages at strides 16, 8, 4, and for the refinement (stride 2).
         cats = []
@@ -137,7 +138,6 @@ class FusedCVUNet:
         step = max(1, self.chunk_pixels // (h * w))
         for c0 in range(0, n, step):
             c1 = min(n, c0 + step)
-            hinted = self.hint_channels > 0 and hints is not None
             x = scope.acquire((c1 - c0, 1 + self.hint_channels if hinted else 1, h, w), self.dtype, self.device, True)
             x[:, :1].copy_(L[c0:c1].mul(L_SCALE).sub_(L_SHIFT))  # CVUNet.normalize; the hint map goes in as it is
             if hinted:
