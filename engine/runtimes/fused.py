@@ -29,7 +29,10 @@ from .folded import CL, FBlock, FConv, FDecoder, fold
 from .pool import Scope
 from .strips import block_in_strips, strip_rows
 
-HIGHRES_CHUNK_PIXELS = 2 * 512 * 512  # photos per chunk in the high-resolution blocks: this many pixels
+HIGHRES_CHUNK_PIXELS = 2 * 512 * 512  # on CUDA, photos per chunk in the high-resolution blocks: this many pixels
+# On the CPU a chunk's largest tensor stays under glibc's mmap threshold (at most 32 MiB on 64-bit): above it every
+# allocation is mapped fresh, each call paying page faults and zeroing (docs/experiments, "Chunks sized by bytes").
+CPU_CHUNK_BYTES = 30 * 2**20
 MOMENT_COLUMNS = 16  # the read-out's matmul width (ab, |ab|^2, zeros)
 
 
@@ -103,6 +106,8 @@ class FusedCVUNet:
         self.refine1_plain = self.refine1.first_inputs(2 + self.c1)
         self.gain = float(readout.chroma_gain)
         self.chunk_pixels = HIGHRES_CHUNK_PIXELS
+        self.chunk_bytes = CPU_CHUNK_BYTES
+        self.chunk_bytes_per_pixel = self._widest_per_pixel()
         self.strips = False  # the high-resolution blocks over strips of rows (strips.py): no gain shown, off
 
     def forward(self, L: torch.Tensor, scope: Scope, out: torch.Tensor | None = None,
@@ -135,7 +140,7 @@ class FusedCVUNet:
         # channels at half size): run them a few photos at a time, writing their skips into the
         # full-batch buffers, so peak memory does not grow with the batch.
         first_full = SKIP_BLOCKS[1] + 1
-        step = max(1, self.chunk_pixels // (h * w))
+        step = self.photos_per_chunk(h, w)
         for c0 in range(0, n, step):
             c1 = min(n, c0 + step)
             x = scope.acquire((c1 - c0, 1 + self.hint_channels if hinted else 1, h, w), self.dtype, self.device, True)
@@ -159,9 +164,8 @@ class FusedCVUNet:
         if out is None:
             out = scope.acquire((n, 2, h // 2, w // 2), torch.float32, self.device)
         # The last decoder stage, the read-out and the refinement (quarter and half size) over the encoder's
-        # chunks on the CPU in bf16: their full-batch buffers outgrow the caches (docs/experiments; in fp32 no gain
-        # was shown). CUDA takes the whole batch.
-        tail_chunk = step if self.device.type == "cpu" and self.dtype == torch.bfloat16 else n
+        # chunks on the CPU: their full-batch tensors outgrow the caches and the heap. CUDA takes the whole batch.
+        tail_chunk = step if self.device.type == "cpu" else n
         for c0 in range(0, n, tail_chunk):
             c1 = min(n, c0 + tail_chunk)
             part = scope if tail_chunk >= n else Scope(scope.pool)  # each chunk's buffers serve the next
@@ -171,6 +175,27 @@ class FusedCVUNet:
                 if part is not scope:
                     part.close()
         return out
+
+    def photos_per_chunk(self, h: int, w: int) -> int:
+        """How many photos of h x w the high-resolution blocks and (on the CPU) the tail take at a time."""
+        if self.device.type == "cpu":
+            return max(1, int(self.chunk_bytes // (h * w * self.chunk_bytes_per_pixel)))
+        return max(1, self.chunk_pixels // (h * w))
+
+    def _widest_per_pixel(self) -> float:
+        """Bytes per input pixel of the largest tensor a chunk allocates outside the pool."""
+        body, tail = self.dtype.itemsize, self.tail_dtype.itemsize
+        s = self.stem.stride
+        widths = [self.stem.weight.shape[0] / s**2 * body]
+        for b in self.blocks[: self.skip_blocks[1] + 1]:
+            if b.expand is not None:
+                widths.append(b.expand.weight.shape[0] / s**2 * body)
+            s *= b.dw.stride
+            widths.append(b.project.weight.shape[0] / s**2 * body)
+        widths += [self.decoders[-1].conv1.weight.shape[0] / 16 * body,  # the last stage runs at a quarter size
+                   self.head.weight.shape[0] / 16 * 4,  # the logits in fp32 (NHWC copy) and their softmax
+                   self.refine1.weight.shape[0] / 4 * tail]
+        return max(widths)
 
     def _tail(self, y: torch.Tensor, cat: torch.Tensor, refine_buf: torch.Tensor, out: torch.Tensor, plain: bool,
               scope: Scope) -> None:

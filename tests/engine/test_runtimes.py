@@ -127,14 +127,34 @@ def test_cuda_fp16_with_graphs_matches_baseline():
 def test_high_resolution_blocks_in_chunks_give_the_same_result(model):
     base = BaselineRuntime(model, CPU)
     opt = OptimizedRuntime(model, CPU, "fp32")
-    opt.net.chunk_pixels = 64 * 64 * 2  # chunks of two photos (and a last one of one)
+    opt.net.chunk_bytes = 64 * 64 * 2 * opt.net.chunk_bytes_per_pixel  # chunks of two photos (and a last one of one)
+    assert opt.net.photos_per_chunk(64, 64) == 2
     L = canvas([(64, 64)] * 5)
     assert np.abs(base.run(L) - opt.run(L)).max() <= FP32_TOL
 
 
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_no_tensor_a_cpu_chunk_allocates_is_larger_than_the_chunk_budget(model, precision, monkeypatch):
+    """Above glibc's mmap threshold each allocation is mapped fresh (page faults, zeroing, every call): the
+    chunks are sized so that no convolution output outside the pool outgrows the budget.
+    """
+    from engine.runtimes import folded
+
+    opt = OptimizedRuntime(model, CPU, precision)
+    opt.net.chunk_bytes = 64 * 64 * 2 * opt.net.chunk_bytes_per_pixel
+    sizes: list[int] = []
+    call, plus = folded.FConv.__call__, folded.FConv.plus
+    record = lambda y: (sizes.append(y.numel() * y.element_size()), y)[1]  # noqa: E731
+    monkeypatch.setattr(folded.FConv, "__call__", lambda self, x, *a: record(call(self, x, *a)))
+    monkeypatch.setattr(folded.FConv, "plus", lambda self, x, o: record(plus(self, x, o)))
+    opt.run(canvas([(64, 64)] * 5))
+    assert max(sizes) <= opt.net.chunk_bytes
+    assert max(sizes) > opt.net.chunk_bytes / 2  # the widest tensor was found, not overestimated
+
+
 @pytest.mark.parametrize("hinted", [False, True])
 def test_bf16_in_chunks_of_photos_equals_bf16_in_one_pass_with_and_without_hints(hinted):
-    """In bf16 on the CPU the tail (last decoder stage, read-out, refinement) runs over chunks too; a batch the
+    """On the CPU the tail (last decoder stage, read-out, refinement) runs over chunks too; a batch the
     chunk does not divide, with hints or without, comes out as one pass over the batch gives it.
     """
     from engine.model import with_hint_channels, with_hint_decoder
@@ -146,8 +166,8 @@ def test_bf16_in_chunks_of_photos_equals_bf16_in_one_pass_with_and_without_hints
                 w.add_(torch.randn_like(w) * 0.05)
     chunked = OptimizedRuntime(model, CPU, "bf16")
     whole = OptimizedRuntime(model, CPU, "bf16")
-    chunked.net.chunk_pixels = 64 * 64 * 2  # chunks of two photos and a last one of one
-    whole.net.chunk_pixels = 64 * 64 * 16
+    chunked.net.chunk_bytes = 64 * 64 * 2 * chunked.net.chunk_bytes_per_pixel  # chunks of two photos and one
+    whole.net.chunk_bytes = 64 * 64 * 16 * whole.net.chunk_bytes_per_pixel
     L = canvas([(64, 64)] * 5)
     hints = None
     if hinted:
