@@ -211,3 +211,20 @@ def test_a_lite2_encoder_runs_alike_in_both_runtimes():
     L = canvas([(64, 96), (50, 70)])
     a, b = BaselineRuntime(lite2, CPU).run(L), OptimizedRuntime(lite2, CPU, "fp32").run(L)
     assert np.abs(a).max() > 1.0 and np.abs(a - b).max() <= FP32_TOL
+
+
+def test_weights_packed_per_input_shape_agree_and_stay_bounded_as_shapes_vary(model):
+    """Each convolution keeps its weight in oneDNN's layout for the last few input shapes only: photos of many
+    sizes give the baseline's colours, and the packed copies do not pile up.
+    """
+    from engine.runtimes.folded import PACKED_SHAPES
+
+    base, opt = BaselineRuntime(model, CPU), OptimizedRuntime(model, CPU, "fp32")
+    for shapes in ([(64, 64)], [(64, 96)] * 2, [(96, 64)], [(32, 64)] * 3, [(64, 32)], [(64, 64)]):
+        L = canvas(shapes)
+        assert np.abs(base.run(L) - opt.run(L)).max() <= FP32_TOL, shapes
+    convs = [opt.net.stem, *(c for b in opt.net.blocks for c in (b.expand, b.dw, b.project) if c is not None)]
+    if not convs[0].fused:
+        pytest.skip("no oneDNN fused convolution in this torch build")
+    assert all(len(c.packed) <= PACKED_SHAPES for c in convs)
+    assert max(len(c.packed) for c in convs) == PACKED_SHAPES  # six shapes went through: the oldest were dropped
