@@ -107,6 +107,7 @@ class FusedCVUNet:
         self.gain = float(readout.chroma_gain)
         self.chunk_pixels = HIGHRES_CHUNK_PIXELS
         self.chunk_bytes = CPU_CHUNK_BYTES
+        self.first_full = self._first_full_block()
         self.chunk_bytes_per_pixel = self._widest_per_pixel()
         self.strips = False  # the high-resolution blocks over strips of rows (strips.py): no gain shown, off
 
@@ -136,11 +137,12 @@ class FusedCVUNet:
             assert hints is not None
             for buf in (*cats, refine_buf):
                 buf[:, buf.shape[1] - chint :].copy_(hint_features(hints, (buf.shape[2], buf.shape[3])))
-        # The stride-2 and stride-4 blocks hold the largest activations (block 1 expands to 96
+        # The blocks that read stride 2 or 4 hold the largest activations (block 1 expands to 96
         # channels at half size): run them a few photos at a time, writing their skips into the
         # full-batch buffers, so peak memory does not grow with the batch.
-        first_full = SKIP_BLOCKS[1] + 1
+        first_full = self.first_full
         step = self.photos_per_chunk(h, w)
+        gathered: torch.Tensor | None = None  # the chunks' last outputs, for the rest of the encoder
         for c0 in range(0, n, step):
             c1 = min(n, c0 + step)
             x = scope.acquire((c1 - c0, 1 + self.hint_channels if hinted else 1, h, w), self.dtype, self.device, True)
@@ -153,8 +155,12 @@ class FusedCVUNet:
                 x = self._block(i, x, {k: v[c0:c1] for k, v in skip_slots.items()}, scope)
                 if i == SKIP_BLOCKS[0]:
                     refine_buf[c0:c1, 2 : 2 + self.c1].copy_(x)
-        if step < n:  # the chunks' outputs are in the skip slot: the rest of the encoder reads them dense
-            x = skip_slots[SKIP_BLOCKS[1]].contiguous(memory_format=CL)
+            if step < n:
+                if gathered is None:
+                    gathered = scope.acquire((n, *x.shape[1:]), self.dtype, self.device, True)
+                gathered[c0:c1].copy_(x)
+        if gathered is not None:
+            x = gathered
         for i in range(first_full, len(self.blocks)):
             x = self._block(i, x, skip_slots, scope)
         y = self._bottleneck(x, scope)
@@ -182,12 +188,21 @@ class FusedCVUNet:
             return max(1, int(self.chunk_bytes // (h * w * self.chunk_bytes_per_pixel)))
         return max(1, self.chunk_pixels // (h * w))
 
+    def _first_full_block(self) -> int:
+        """The first encoder block whose input is at stride 8: the blocks before it run in chunks of photos."""
+        s = self.stem.stride
+        for i, b in enumerate(self.blocks):
+            if s >= 8:
+                return i
+            s *= b.dw.stride
+        return len(self.blocks)
+
     def _widest_per_pixel(self) -> float:
         """Bytes per input pixel of the largest tensor a chunk allocates outside the pool."""
         body, tail = self.dtype.itemsize, self.tail_dtype.itemsize
         s = self.stem.stride
         widths = [self.stem.weight.shape[0] / s**2 * body]
-        for b in self.blocks[: self.skip_blocks[1] + 1]:
+        for b in self.blocks[: self.first_full]:
             if b.expand is not None:
                 widths.append(b.expand.weight.shape[0] / s**2 * body)
             s *= b.dw.stride
