@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import statistics
 import time
@@ -21,11 +22,13 @@ class CpuInfo:
     amx: bool  # AMX tiles (Sapphire Rapids and later): oneDNN's bf16 matrix units; ATen still reports AVX512
     avx512_bf16: bool
     bf16_native: bool  # engine.devices.cpu_has_fast_bf16: what "auto" precision goes by
+    onednn_cap: str = ""  # ONEDNN_MAX_CPU_ISA: oneDNN (ours and OpenVINO's) held to a narrower ISA, e.g. AVX2
 
     def line(self) -> str:
         extras = [name for name, on in (("AMX", self.amx), ("AVX512-BF16", self.avx512_bf16)) if on]
-        isa = self.capability + (f" + {' + '.join(extras)}" if extras else "")
-        return f"cpu: {self.model}; {isa}; bf16 {'native' if self.bf16_native else 'emulated (not offered)'}"
+        isa = self.capability + (f" + {' + '.join(extras)}" if extras and not self.onednn_cap else "")
+        cap = f"; oneDNN held to {self.onednn_cap} (ONEDNN_MAX_CPU_ISA)" if self.onednn_cap else ""
+        return f"cpu: {self.model}; {isa}{cap}; bf16 {'native' if self.bf16_native else 'emulated (not offered)'}"
 
 
 def cpu_info() -> CpuInfo:
@@ -42,7 +45,7 @@ def cpu_info() -> CpuInfo:
     except OSError:  # not Linux: the flags are unknown, torch's own figures remain
         pass
     return CpuInfo(model, torch.backends.cpu.get_cpu_capability(), "amx_tile" in flags, "avx512_bf16" in flags,
-                   cpu_has_fast_bf16())
+                   cpu_has_fast_bf16(), os.environ.get("ONEDNN_MAX_CPU_ISA", ""))
 
 
 def conv_peak_gflops(device: torch.device, dtype: torch.dtype) -> float:

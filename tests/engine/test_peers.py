@@ -65,3 +65,14 @@ def test_the_verdict_is_a_ratio_of_speeds_fastest_against_fastest():
         ("OpenVINO 2026.4", "fp32", 80.0), ("OpenVINO 2026.4", "bf16", 33.0))]
     assert peer_verdicts(rows) == ["batch 1: our fastest (bf16) is 1.10x the speed of OpenVINO's fastest (bf16)",
                                    "batch 1: our fp32 is 1.33x the speed of OpenVINO's f32"]
+
+
+def test_the_cpu_line_says_when_onednn_is_held_to_a_narrower_isa(monkeypatch):
+    """A run with ONEDNN_MAX_CPU_ISA (an AVX2-only CPU imitated on a wider one) must not read as the wider CPU."""
+    from engine.bench.hardware import cpu_info
+
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    line = cpu_info().line()
+    assert "oneDNN held to AVX2" in line and "AVX512-BF16" not in line and "AMX" not in line
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA")
+    assert "held to" not in cpu_info().line()
