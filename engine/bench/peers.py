@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from ..devices import cpu_has_fast_bf16, describe_device, resolve_device
@@ -119,10 +120,25 @@ def peer_verdicts(rows: list[PeerRow]) -> list[str]:
             continue
         best, rival = min(ours, key=lambda r: r.ms_per_image), min(vino, key=lambda r: r.ms_per_image)
         lines.append(f"batch {batch}: our fastest ({best.precision}) is {rival.ms_per_image / best.ms_per_image:.2f}x "
-                     f"the speed of OpenVINO's fastest ({rival.precision})")
+                     f"the speed of OpenVINO's fastest ({rival.precision}){paired_ratio(best, rival)}")
         ours32 = next((r for r in ours if r.precision == "fp32"), None)
         vino32 = next((r for r in vino if r.precision == "fp32"), None)
         if ours32 is not None and vino32 is not None:
             lines.append(f"batch {batch}: our fp32 is {vino32.ms_per_image / ours32.ms_per_image:.2f}x the speed of "
-                         "OpenVINO's f32")
+                         f"OpenVINO's f32{paired_ratio(ours32, vino32)}")
     return lines
+
+
+def paired_ratio(ours: PeerRow, rival: PeerRow, level: float = 0.9, resamples: int = 4000) -> str:
+    """The speed ratio round by round (both ran in the same round, so a slow spell of the machine slows both):
+    its median and a bootstrap interval over the rounds, as a suffix for a verdict line ("" with too few rounds).
+
+    On a shared machine the medians of the two rows can move 20% between runs; the paired figure moves less.
+    """
+    if len(ours.rounds_ms) < 5 or len(ours.rounds_ms) != len(rival.rounds_ms):
+        return ""
+    ratios = np.array(rival.rounds_ms) / np.array(ours.rounds_ms)
+    rng = np.random.default_rng(0)
+    medians = np.median(rng.choice(ratios, (resamples, len(ratios))), axis=1)
+    lo, hi = np.percentile(medians, [50 * (1 - level), 50 * (1 + level)])
+    return f"; paired by round {np.median(ratios):.2f}x ({level:.0%} interval {lo:.2f}-{hi:.2f})"

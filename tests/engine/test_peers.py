@@ -76,3 +76,15 @@ def test_the_cpu_line_says_when_onednn_is_held_to_a_narrower_isa(monkeypatch):
     assert "oneDNN held to AVX2" in line and "AVX512-BF16" not in line and "AMX" not in line
     monkeypatch.delenv("ONEDNN_MAX_CPU_ISA")
     assert "held to" not in cpu_info().line()
+
+
+def test_the_verdict_pairs_the_rounds_so_a_slow_spell_of_the_machine_cancels_out():
+    from engine.bench import PeerRow
+
+    slow = [1.0, 1.0, 3.0, 1.0, 1.0, 3.0, 1.0]  # the machine slowed in rounds 3 and 6, for both runtimes
+    ours = PeerRow("ours, optimized", "fp32", 1, 50.0, [50.0 * f for f in slow], 0, 0)
+    vino = PeerRow("OpenVINO 2026.4", "fp32", 1, 55.0, [55.0 * f for f in slow], 0, 0)
+    line = peer_verdicts([ours, vino])[0]
+    assert line.endswith("paired by round 1.10x (90% interval 1.10-1.10)")
+    few = PeerRow("ours, optimized", "fp32", 1, 50.0, [50.0] * 3, 0, 0)
+    assert "paired" not in peer_verdicts([few, PeerRow("OpenVINO 2026.4", "fp32", 1, 55.0, [55.0] * 3, 0, 0)])[0]
