@@ -1,4 +1,6 @@
-"""The CV_UNet's convolutions with BatchNorm folded in, as plain tensors and one oneDNN call each on the CPU."""
+"""The CV_UNet's convolutions with BatchNorm folded in, as plain tensors and one oneDNN call each on the CPU, the
+weight packed into oneDNN's blocked layout once per input shape.
+"""
 
 from __future__ import annotations
 

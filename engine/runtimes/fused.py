@@ -10,6 +10,8 @@ What it does differently from the ``nn.Module``, and why:
   skip feature is copied into the other. The residual adds are a post-op of the convolution.
 - Without hints, the convolutions that read the (then zero) hint inputs run without them.
 - ASPP image pooling folded into a per-sample bias of the projection (no broadcast copy).
+- The blocks at stride 2 and 4 (and on the CPU the tail) run over chunks of photos; on the CPU a chunk's largest
+  tensor stays under glibc's mmap threshold, so the heap reuses it instead of the kernel mapping it afresh.
 - Reduced precision for the body (on a CPU in bf16 the head and the refinement too); the softmax, the
   annealed-mean read-out and the final add stay fp32.
 - The read-out (``readout.Readout``: temperature, doubt pull, gain) folded in: 1/T into the head's
