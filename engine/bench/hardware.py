@@ -25,8 +25,11 @@ class CpuInfo:
     onednn_cap: str = ""  # ONEDNN_MAX_CPU_ISA: oneDNN (ours and OpenVINO's) held to a narrower ISA, e.g. AVX2
 
     def line(self) -> str:
-        extras = [name for name, on in (("AMX", self.amx), ("AVX512-BF16", self.avx512_bf16)) if on]
-        isa = self.capability + (f" + {' + '.join(extras)}" if extras and not self.onednn_cap else "")
+        held = self.onednn_cap.upper()  # e.g. AVX2, AVX512_CORE_BF16, AVX512_CORE_AMX: what oneDNN may still use
+        extras = [name for name, on in (("AMX", self.amx and (not held or "AMX" in held)),
+                                        ("AVX512-BF16", self.avx512_bf16 and (not held or "BF16" in held
+                                                                             or "AMX" in held))) if on]
+        isa = self.capability + (f" + {' + '.join(extras)}" if extras else "")
         cap = f"; oneDNN held to {self.onednn_cap} (ONEDNN_MAX_CPU_ISA)" if self.onednn_cap else ""
         return f"cpu: {self.model}; {isa}{cap}; bf16 {'native' if self.bf16_native else 'emulated (not offered)'}"
 
@@ -45,7 +48,7 @@ def cpu_info() -> CpuInfo:
     except OSError:  # not Linux: the flags are unknown, torch's own figures remain
         pass
     return CpuInfo(model, torch.backends.cpu.get_cpu_capability(), "amx_tile" in flags, "avx512_bf16" in flags,
-                   cpu_has_fast_bf16(), os.environ.get("ONEDNN_MAX_CPU_ISA", ""))
+                   cpu_has_fast_bf16(), os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA", ""))
 
 
 def conv_peak_gflops(device: torch.device, dtype: torch.dtype) -> float:

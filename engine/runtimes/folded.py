@@ -31,6 +31,7 @@ class FConv:
     groups: int = 1
     act: str | None = None  # "relu" or "relu6"
     fused: bool = False  # one oneDNN call with the activation as a post-op (CPU only)
+    # oneDNN tensors by input shape (``_packed``); opaque, so an FConv that has run cannot be deep-copied or pickled
     packed: OrderedDict[tuple[int, ...], torch.Tensor] = field(default_factory=OrderedDict, repr=False,
                                                                 compare=False)
 
@@ -65,9 +66,9 @@ class FConv:
         a small convolution's time). The last few shapes are kept, so memory stays bounded when shapes vary.
         """
         key = (*x.shape, row_padding)
-        w = self.packed.get(key)
+        w = self.packed.pop(key, None)  # pop and put back: the most recent last, and no window for a KeyError
         if w is not None:
-            self.packed.move_to_end(key)
+            self.packed[key] = w
             return w
         p, s, d = self.padding, self.stride, self.dilation
         w = torch.ops.mkldnn._reorder_convolution_weight(self.weight, [row_padding, p], [s, s], [d, d], self.groups,

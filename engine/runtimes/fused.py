@@ -33,7 +33,9 @@ from .strips import block_in_strips, strip_rows
 
 HIGHRES_CHUNK_PIXELS = 2 * 512 * 512  # on CUDA, photos per chunk in the high-resolution blocks: this many pixels
 # On the CPU a chunk's largest tensor stays under glibc's mmap threshold (at most 32 MiB on 64-bit): above it every
-# allocation is mapped fresh, each call paying page faults and zeroing (docs/experiments, "Chunks sized by bytes").
+# allocation is mapped fresh, each call paying page faults and zeroing (docs/experiments, "Chunks sized by bytes";
+# measured with glibc on Linux; elsewhere it only makes fp32 chunks smaller). The blocks after the chunks still grow
+# with the batch: block 4's expand in fp32 at 512 px passes the threshold above batch 8.
 CPU_CHUNK_BYTES = 30 * 2**20
 MOMENT_COLUMNS = 16  # the read-out's matmul width (ab, |ab|^2, zeros)
 
@@ -141,7 +143,8 @@ class FusedCVUNet:
                 buf[:, buf.shape[1] - chint :].copy_(hint_features(hints, (buf.shape[2], buf.shape[3])))
         # The blocks that read stride 2 or 4 hold the largest activations (block 1 expands to 96
         # channels at half size): run them a few photos at a time, writing their skips into the
-        # full-batch buffers, so peak memory does not grow with the batch.
+        # full-batch buffers, so peak memory does not grow with the batch (and, on the CPU, no
+        # tensor outgrows the heap: see CPU_CHUNK_BYTES).
         first_full = self.first_full
         step = self.photos_per_chunk(h, w)
         gathered: torch.Tensor | None = None  # the chunks' last outputs, for the rest of the encoder
@@ -185,13 +188,22 @@ class FusedCVUNet:
         return out
 
     def photos_per_chunk(self, h: int, w: int) -> int:
-        """How many photos of h x w the high-resolution blocks and (on the CPU) the tail take at a time."""
+        """How many photos of h x w the high-resolution blocks and (on the CPU) the tail take at a time.
+
+        The CPU counts bytes (what glibc's heap reuses depends on a tensor's size, so fp32 chunks are half bf16's);
+        CUDA counts pixels, for peak memory alone.
+        """
         if self.device.type == "cpu":
             return max(1, int(self.chunk_bytes // (h * w * self.chunk_bytes_per_pixel)))
         return max(1, self.chunk_pixels // (h * w))
 
     def _first_full_block(self) -> int:
-        """The first encoder block whose input is at stride 8: the blocks before it run in chunks of photos."""
+        """The first block to take the whole batch. On the CPU, the first whose input is at stride 8: before it
+        a batch's tensors outgrow the heap (block 3's expand: 72 MB for 8 photos in fp32). On CUDA the blocks up to
+        the stride-4 skip, as measured there by design only.
+        """
+        if self.device.type != "cpu":
+            return self.skip_blocks[1] + 1
         s = self.stem.stride
         for i, b in enumerate(self.blocks):
             if s >= 8:
@@ -200,7 +212,9 @@ class FusedCVUNet:
         return len(self.blocks)
 
     def _widest_per_pixel(self) -> float:
-        """Bytes per input pixel of the largest tensor a chunk allocates outside the pool."""
+        """Bytes per input pixel of the largest tensor a chunk allocates outside the pool (pooled buffers are reused,
+        so only these are allocated afresh each call). Keep in step with ``forward``, ``_block`` and ``_tail``.
+        """
         body, tail = self.dtype.itemsize, self.tail_dtype.itemsize
         s = self.stem.stride
         widths = [self.stem.weight.shape[0] / s**2 * body]
@@ -210,9 +224,25 @@ class FusedCVUNet:
             s *= b.dw.stride
             widths.append(b.project.weight.shape[0] / s**2 * body)
         widths += [self.decoders[-1].conv1.weight.shape[0] / 16 * body,  # the last stage runs at a quarter size
-                   self.head.weight.shape[0] / 16 * 4,  # the logits in fp32 (NHWC copy) and their softmax
+                   self.head.weight.shape[0] / 16 * 4,  # the logits' fp32 NHWC copy
                    self.refine1.weight.shape[0] / 4 * tail]
         return max(widths)
+
+    def release_packed(self) -> None:
+        """Drop every convolution's packed weights (they are made again on the next call)."""
+        for conv in self._convs():
+            conv.packed.clear()
+
+    def _convs(self) -> list[FConv]:
+        convs = [self.stem, self.stem_plain, self.head, self.refine1, self.refine2, self.refine1_plain]
+        for b in self.blocks:
+            convs += [c for c in (b.expand, b.dw, b.project) if c is not None]
+        for d in self.decoders:
+            convs += [d.conv1, d.conv2, d.conv1_plain]
+        if self.aspp is not None:
+            branches, *rest = self.aspp
+            convs += [*branches, *rest]
+        return convs
 
     def _tail(self, y: torch.Tensor, cat: torch.Tensor, refine_buf: torch.Tensor, out: torch.Tensor, plain: bool,
               scope: Scope) -> None:

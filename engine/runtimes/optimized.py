@@ -49,9 +49,10 @@ class OptimizedRuntime:
             self._forward = torch.compile(self.net.forward, dynamic=False)  # type: ignore[assignment]
 
     def release_memory(self) -> None:
-        """Drop the pooled buffers and the captured CUDA graphs (and their memory)."""
+        """Drop the pooled buffers, the captured CUDA graphs and the packed weights (and their memory)."""
         self.pool.clear()
         self._graphs.clear()
+        self.net.release_packed()
 
     def run(self, L: np.ndarray, hints: np.ndarray | None = None) -> np.ndarray:
         check_input(L, hints, self.net.hint_channels)

@@ -74,6 +74,8 @@ def test_the_cpu_line_says_when_onednn_is_held_to_a_narrower_isa(monkeypatch):
     monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
     line = cpu_info().line()
     assert "oneDNN held to AVX2" in line and "AVX512-BF16" not in line and "AMX" not in line
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE")
+    assert "AVX512-BF16" not in cpu_info().line() and "AMX" not in cpu_info().line()
     monkeypatch.delenv("ONEDNN_MAX_CPU_ISA")
     assert "held to" not in cpu_info().line()
 
