@@ -124,6 +124,18 @@ def test_cuda_fp16_with_graphs_matches_baseline():
         assert p999 <= bound.p999 and worst <= bound.max_abs, (shapes, p999, worst)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_in_chunks_of_photos_inside_a_captured_graph_equals_one_pass(model):
+    """The chunked blocks gather their last outputs into a pooled buffer: inside a CUDA graph too."""
+    dev = torch.device("cuda")
+    chunked, whole = OptimizedRuntime(model, dev, "fp32"), OptimizedRuntime(model, dev, "fp32")
+    chunked.net.chunk_pixels = 64 * 64 * 2  # chunks of two photos and a last one of one
+    assert chunked.net.photos_per_chunk(64, 64) == 2 and whole.net.photos_per_chunk(64, 64) >= 5
+    L = canvas([(64, 64)] * 5)
+    for _ in range(2):  # capture, then replay
+        assert np.abs(chunked.run(L) - whole.run(L)).max() <= FP32_TOL
+
+
 def test_high_resolution_blocks_in_chunks_give_the_same_result(model):
     base = BaselineRuntime(model, CPU)
     opt = OptimizedRuntime(model, CPU, "fp32")
