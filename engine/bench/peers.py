@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from ..devices import cpu_has_fast_bf16, describe_device, resolve_device
+from ..intervals import INTERVAL_LEVEL, bootstrap_interval
 from .hardware import cpu_info
 from .inputs import bench_inputs, bench_model
 from .settings import BenchSettings
@@ -129,7 +130,7 @@ def peer_verdicts(rows: list[PeerRow]) -> list[str]:
     return lines
 
 
-def paired_ratio(ours: PeerRow, rival: PeerRow, level: float = 0.9, resamples: int = 4000) -> str:
+def paired_ratio(ours: PeerRow, rival: PeerRow, level: float = INTERVAL_LEVEL) -> str:
     """The speed ratio round by round (both ran in the same round, so a slow spell of the machine slows both):
     its median and a bootstrap interval over the rounds, as a suffix for a verdict line ("" with too few rounds).
 
@@ -138,7 +139,5 @@ def paired_ratio(ours: PeerRow, rival: PeerRow, level: float = 0.9, resamples: i
     if len(ours.rounds_ms) < 5 or len(ours.rounds_ms) != len(rival.rounds_ms):
         return ""
     ratios = np.array(rival.rounds_ms) / np.array(ours.rounds_ms)
-    rng = np.random.default_rng(0)
-    medians = np.median(rng.choice(ratios, (resamples, len(ratios))), axis=1)
-    lo, hi = np.percentile(medians, [50 * (1 - level), 50 * (1 + level)])
+    lo, hi = bootstrap_interval(lambda i: float(np.median(ratios[i])), len(ratios), level)
     return f"; paired by round {np.median(ratios):.2f}x ({level:.0%} interval {lo:.2f}-{hi:.2f})"

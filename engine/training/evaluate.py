@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -24,6 +24,7 @@ import numpy as np
 from ..color import colourfulness, grey_rgb, join_lab, psnr, rgb_to_lab, to_uint8
 from ..colorizer import Colorizer, prepare
 from ..imageio import ImageError, decode
+from ..intervals import INTERVAL_LEVEL, bootstrap_interval
 from ..model import CVUNet
 from ..options import ColorizeSettings
 from ..weights import load_model
@@ -51,21 +52,7 @@ class EvalSettings:
     degrade_seed: int = 0
 
 
-INTERVAL_LEVEL = 0.9
 INTERVAL_MIN_PHOTOS = 5  # resampling fewer photos than this gives intervals that mean nothing
-
-
-def bootstrap_interval(statistic: Callable[[np.ndarray], float], n: int, level: float = INTERVAL_LEVEL,
-                       resamples: int = 4000, seed: int = 0) -> tuple[float, float]:
-    """Interval of a statistic over n photos, by resampling the photos (seeded: same photos, same interval).
-
-    Photos differ from each other by several dB, so on a few dozen of them a difference of a few
-    tenths of a dB in the mean can be chance; the interval says how wide chance is.
-    """
-    rng = np.random.default_rng(seed)
-    values = [statistic(rng.integers(0, n, n)) for _ in range(resamples)]
-    lo, hi = np.percentile(values, [50 * (1 - level), 50 * (1 + level)])
-    return float(lo), float(hi)
 
 
 def ab_error(ab: np.ndarray, truth: np.ndarray) -> float:
