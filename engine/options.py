@@ -20,6 +20,10 @@ FORMATS = ("keep", "png", "jpg", "webp", "tiff")
 IF_EXISTS = ("skip", "overwrite", "new_name")
 COLOUR_INPUTS = ("colorize", "skip")  # photos already in colour: colorize from their luminance, or skip
 MIN_WORK = 64  # tiny photos are worked at least this large
+# The longer side the model colours a photo at. 256, not 512: on photos from sources the training never saw, clean
+# and as old-print scans, and on large photos as on small ones, 256 gave more colour skill (docs/experiments, "Which
+# working size"); the training crops are 224 px views of a third to all of a photo, the scale the network knows.
+WORKING_SIZE = 256
 MAX_BATCH = 64
 MAX_WORK = 4096
 MAX_STRENGTH = 2.0  # colour strength: 0 grey, 1 the model's own colour, 2 twice its chroma
@@ -75,7 +79,7 @@ class ColorizeSettings:
     device: str = "auto"
     precision: str = "auto"
     batch_size: int = 4
-    size: int = 512
+    size: int = WORKING_SIZE
     compile: bool = False
     weights: Path | None = None
 

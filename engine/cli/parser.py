@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..options import DEVICES, ENGINES, FORMATS, PRECISIONS
+from ..options import DEVICES, ENGINES, FORMATS, PRECISIONS, WORKING_SIZE
 from .colorize import colorize_command
 from .commands import bench_command, evaluate_command, readout_command, train_command
 from .tune import models_command, tune_command
@@ -55,7 +55,7 @@ def _add_colorize(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     c.add_argument("--precision", choices=PRECISIONS, default="auto",
                    help="auto: bf16 on CPUs with native bf16, fp16 on CUDA, else fp32")
     c.add_argument("--batch-size", type=int, default=4, help="photos per model call")
-    c.add_argument("--size", type=int, default=512, help="working size (longer side) the model runs at")
+    c.add_argument("--size", type=int, default=WORKING_SIZE, help="working size (longer side) the model runs at")
     c.add_argument("--format", choices=FORMATS, default="keep", help="output format (keep: the input's)")
     c.add_argument("--quality", type=int, default=92, help="JPEG/WebP quality")
     exists = c.add_mutually_exclusive_group()
@@ -167,7 +167,8 @@ def _add_readout(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     r.add_argument("--out", type=Path, required=True, help="the new weights file (a card .json/.md beside it)")
     r.add_argument("--min-gain", type=float, default=0.0, metavar="DB",
                    help="the most colourful read-out at least this much better than grey on them (default 0)")
-    r.add_argument("--size", type=int, default=512, help="working size the photos are measured at (as colorize)")
+    r.add_argument("--size", type=int, default=WORKING_SIZE,
+                   help="working size the photos are measured at (as colorize)")
     r.add_argument("--hint-colour-target", type=float, metavar="SHARE",
                    help="also choose a chroma gain for hinted photos that keeps this share of the colour at "
                         "10 hints (default: none, the hint spread alone, for the best PSNR)")
@@ -181,7 +182,7 @@ def _add_evaluate(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     e = sub.add_parser("evaluate", help="quality report on a folder of colour photos", parents=[common])
     e.add_argument("folder", type=Path)
     e.add_argument("--split", choices=("all", "validation", "tuning", "train"), default="all")
-    e.add_argument("--size", type=int, default=512)
+    e.add_argument("--size", type=int, default=WORKING_SIZE)
     e.add_argument("--weights", type=Path)
     e.add_argument("--json", type=Path)
     e.add_argument("--markdown", type=Path)

@@ -26,7 +26,7 @@ from ..colorizer import Colorizer, prepare
 from ..imageio import ImageError, decode
 from ..intervals import INTERVAL_LEVEL, bootstrap_interval
 from ..model import CVUNet
-from ..options import ColorizeSettings
+from ..options import WORKING_SIZE, ColorizeSettings
 from ..weights import load_model
 from .dataset import TUNING_FRACTION, find_photos, split_of
 from .groups import group_keys, reporting_groups
@@ -36,7 +36,7 @@ from .groups import group_keys, reporting_groups
 class EvalSettings:
     folder: Path
     split: str = "all"  # all | validation | tuning | train (the training command's split by file name)
-    size: int = 512
+    size: int = WORKING_SIZE
     weights: Path | None = None
     json_path: Path | None = None
     markdown_path: Path | None = None

@@ -25,6 +25,7 @@ import torch
 from .. import color
 from ..colorizer import pack, prepare
 from ..model import CVUNet
+from ..options import WORKING_SIZE
 from ..readout import Readout, spread_of
 from ..weights import load_model, save_weights, stored_config, weights_meta
 from .card import write_model_card
@@ -47,7 +48,7 @@ class ReadoutSettings:
     photos: Path  # colour photos from sources the training never saw (e.g. tools/external_photos)
     out: Path
     min_gain_db: float = 0.0  # the chosen read-out is at least this much better than grey on them
-    size: int = 512  # the working size (ColorizeSettings.size): whole photos, as the app colours them
+    size: int = WORKING_SIZE  # whole photos, as the app colours them
     hint_colour_target: float | None = None  # e.g. 0.85: a hint gain too, keeping this much colour at 10 hints
     hints_only: bool = False  # keep the automatic read-out; choose the hint spread alone
 

@@ -25,7 +25,7 @@ from ..colorizer import Colorizer
 from ..imageio import IMAGE_EXTENSIONS
 from ..model import CVUNet
 from ..named_models import new_model_path
-from ..options import ColorizeSettings
+from ..options import WORKING_SIZE, ColorizeSettings
 from ..progress import ProgressBar
 from ..tune_rules import FEW_PHOTOS, MAX_PHOTOS, MIN_PHOTOS, held_out_count
 from ..tune_rules import HELD_OUT_SHARE as HELD_OUT_SHARE  # the rules, as the tests read them here
@@ -88,7 +88,7 @@ class TuneSettings:
     replace: bool = False  # an existing model of this name is replaced
     seed: int = 0
     threads: int | None = None
-    working_size: int = 512  # the held-out photos are measured as `colorize` runs them
+    working_size: int = WORKING_SIZE  # the held-out photos are measured as `colorize` runs them
     batch: int = 12
     crop: int = 224
     examples: int = 6  # held-out photos saved as before/after pictures (the teach dialog shows them)

@@ -216,3 +216,20 @@ def test_ctrl_c_says_how_many_photos_were_written_and_how_to_go_on(tmp_path, wei
     assert code == 130
     assert (f"cancelled: 1 of 3 photos written to {tmp_path / 'out'} (1 skipped); run the same command with "
             "--skip-existing to go on where it stopped") in err
+
+
+def test_colorize_readout_evaluate_and_tune_colour_at_one_working_size_by_default(tmp_path):
+    """The read-out is chosen, the quality measured and a tune judged at the size the app colours at."""
+    from engine.cli.parser import build_parser
+    from engine.options import WORKING_SIZE, ColorizeSettings
+    from engine.training.evaluate import EvalSettings
+    from engine.training.readout import ReadoutSettings
+    from engine.training.tune import TuneSettings
+
+    parser = build_parser()
+    sizes = {cmd: parser.parse_args([cmd, *args]).size for cmd, args in
+             (("colorize", ["x", "--output", "o"]), ("readout", ["w", "p", "--out", "o"]), ("evaluate", ["f"]))}
+    assert sizes == {"colorize": WORKING_SIZE, "readout": WORKING_SIZE, "evaluate": WORKING_SIZE}
+    assert ColorizeSettings().size == EvalSettings(folder=tmp_path).size == WORKING_SIZE
+    assert ReadoutSettings(weights=tmp_path, photos=tmp_path, out=tmp_path).size == WORKING_SIZE
+    assert TuneSettings.__dataclass_fields__["working_size"].default == WORKING_SIZE
