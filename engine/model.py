@@ -37,8 +37,8 @@ class ModelConfig:
         num_bins: how many ab bins the head predicts over (fitted to the training photos).
         aspp: put an ASPP block at the bottleneck.
         aspp_width: channels of each ASPP branch.
-        aspp_rates: dilation rates of the 3x3 branches; (2, 4, 6) suit the 16x16
-            bottleneck of a 512 px working size.
+        aspp_rates: dilation rates of the 3x3 branches; (2, 4, 6) were chosen for the 16x16
+            bottleneck of a 512 px working size (8x8 at today's 256, where rate 6 reaches mostly padding).
         aspp_separable: depthwise-separable dilated branches (fewer FLOPs).
         aspp_out: channels after the ASPP projection.
         decoder: widths of the decoder stages at strides 16, 8 and 4.
