@@ -24,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 from engine.color import colourfulness, grey_rgb, psnr, rgb_to_lab, to_uint8  # noqa: E402
 from engine.hints import save_hints_file, simulate_hints  # noqa: E402
 from engine.imageio import decode  # noqa: E402
-from engine.training.evaluate import bootstrap_interval, hint_seed_of, load_folder  # noqa: E402
+from engine.intervals import bootstrap_interval  # noqa: E402
+from engine.training.evaluate import hint_seed_of, load_folder  # noqa: E402
 from engine.training.groups import reporting_groups  # noqa: E402
 
 

@@ -19,7 +19,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.training.evaluate import INTERVAL_LEVEL, bootstrap_interval  # noqa: E402
+from engine.intervals import INTERVAL_LEVEL, bootstrap_interval  # noqa: E402
 
 
 def pooled(pairs: list[tuple[dict, dict]]) -> dict:

@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine.color import psnr  # noqa: E402
+from engine.intervals import bootstrap_interval  # noqa: E402
 from engine.training.dataset import find_photos  # noqa: E402
-from engine.training.evaluate import bootstrap_interval  # noqa: E402
 
 
 def grey_copies(photos: list[Path], folder: Path) -> list[Path]:

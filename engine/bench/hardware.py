@@ -26,9 +26,9 @@ class CpuInfo:
 
     def line(self) -> str:
         held = self.onednn_cap.upper()  # e.g. AVX2, AVX512_CORE_BF16, AVX512_CORE_AMX: what oneDNN may still use
-        extras = [name for name, on in (("AMX", self.amx and (not held or "AMX" in held)),
-                                        ("AVX512-BF16", self.avx512_bf16 and (not held or "BF16" in held
-                                                                             or "AMX" in held))) if on]
+        amx = self.amx and (not held or "AMX" in held)
+        bf16 = self.avx512_bf16 and (not held or "BF16" in held or "AMX" in held)
+        extras = [name for name, on in (("AMX", amx), ("AVX512-BF16", bf16)) if on]
         isa = self.capability + (f" + {' + '.join(extras)}" if extras else "")
         cap = f"; oneDNN held to {self.onednn_cap} (ONEDNN_MAX_CPU_ISA)" if self.onednn_cap else ""
         return f"cpu: {self.model}; {isa}{cap}; bf16 {'native' if self.bf16_native else 'emulated (not offered)'}"

@@ -156,8 +156,9 @@ class FusedCVUNet:
                 assert hints is not None
                 x[:, 1:].copy_(hints[c0:c1])
             x = (self.stem if hinted else self.stem_plain)(x)
+            chunk_slots = {k: v[c0:c1] for k, v in skip_slots.items()}
             for i in range(first_full):
-                x = self._block(i, x, {k: v[c0:c1] for k, v in skip_slots.items()}, scope)
+                x = self._block(i, x, chunk_slots, scope)
                 if i == SKIP_BLOCKS[0]:
                     refine_buf[c0:c1, 2 : 2 + self.c1].copy_(x)
             if step < n:
