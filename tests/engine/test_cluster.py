@@ -47,7 +47,7 @@ def _ray_instance():
 def local_ray(_ray_instance):
     """A local Ray instance of 2 CPUs, started on first use and kept for the module."""
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+        ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
 
 
 def settings(weights, **kw):
@@ -316,3 +316,19 @@ def test_removing_a_node_mid_run_still_completes_every_photo(weights, tmp_path):
     assert run.shape.nodes == 1 and run.shape.cpus == 2
     names = sorted(outputs(tmp_path / "out"))
     assert len(names) == 12 and not any("(" in n or n.startswith(".") for n in names)
+
+
+def test_a_local_run_starts_its_own_ray_even_where_another_cluster_is_named(tmp_path):
+    """``--cluster local`` must not join the last cluster started on this machine (RAY_ADDRESS, or Ray's
+    /tmp/ray/ray_current_cluster, which outlives a cluster that died) and then fail on num_cpus.
+    """
+    import subprocess
+    import sys
+
+    probe = ("from engine.batch.cluster.connection import connect\nconnect('local')\nimport ray\n"
+             "print('cpus', ray.cluster_resources().get('CPU'))\nray.shutdown()\n")
+    env = {**os.environ, "RAY_ADDRESS": "127.0.0.1:1", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert re.search(r"^cpus [1-9]", out.stdout, re.M)

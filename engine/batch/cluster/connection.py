@@ -46,6 +46,8 @@ def connect(address: str) -> None:
                               "configure_logging": False}
     if address == "local":
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        ray.init(num_cpus=cpus, include_dashboard=False, **common)
+        # address "local": a new instance of our own. Without it Ray joins the last cluster started on this machine
+        # (/tmp/ray/ray_current_cluster, even one that has since died) and then refuses num_cpus.
+        ray.init(address="local", num_cpus=cpus, include_dashboard=False, **common)
     else:
         ray.init(address=address, **common)
