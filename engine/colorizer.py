@@ -208,6 +208,8 @@ class Colorizer:
     def create(cls, settings: ColorizeSettings = ColorizeSettings(), model: CVUNet | None = None) -> Colorizer:
         settings = settings.validated()
         device = resolve_device(settings.device)
+        if settings.engine == "openvino" and settings.device == "auto":
+            device = torch.device("cpu")  # OpenVINO runs on the CPU here; "auto" must not mean a GPU it cannot use
         precision = best_precision(device) if settings.precision == "auto" else settings.precision
         if settings.engine == "baseline":
             precision = "fp32"

@@ -82,8 +82,10 @@ class SameConv2d(nn.Conv2d):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         k, s = self.kernel_size[0], self.stride[0]
-        top, bottom = same_pad(k, s, x.shape[-2])
-        left, right = same_pad(k, s, x.shape[-1])
+        # Python ints: a trace (the OpenVINO engine's export) then keeps the padding of its example's size, the
+        # same for every multiple of 32, and not a formula that holds for that size alone.
+        top, bottom = same_pad(k, s, int(x.shape[-2]))
+        left, right = same_pad(k, s, int(x.shape[-1]))
         if top or bottom or left or right:
             x = F.pad(x, (left, right, top, bottom))
         return F.conv2d(x, self.weight, None, self.stride, 0, 1, self.groups)

@@ -309,10 +309,9 @@ class CVUNet(nn.Module):
         """The hint input of a stage whose other input is ``like`` (None: the model has no hint decoder)."""
         if not self.config.hint_decoder:
             return None
-        size = (int(like.shape[2]), int(like.shape[3]))
-        if hint_map is None:
-            return torch.zeros((like.shape[0], HINT_FEATURES, *size), dtype=torch.float32, device=like.device)
-        return hint_features(hint_map, size)
+        if hint_map is None:  # shaped like ``like`` without reading its size, so a trace keeps the size free
+            return torch.zeros_like(like[:, :1], dtype=torch.float32).expand(-1, HINT_FEATURES, -1, -1)
+        return hint_features(hint_map, (int(like.shape[2]), int(like.shape[3])))
 
     def forward_train(self, L: torch.Tensor, temperature: float | None = None,
                       hints: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:

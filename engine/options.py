@@ -13,7 +13,7 @@ import numpy as np
 
 from .messages import counted
 
-ENGINES = ("optimized", "baseline")
+ENGINES = ("optimized", "baseline", "openvino")  # openvino: the optional extra, CPU only
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")  # auto: the fastest precision the device runs well
 FORMATS = ("keep", "png", "jpg", "webp", "tiff")

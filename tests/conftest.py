@@ -44,6 +44,12 @@ def _isolated_log_dir(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.
 
 
 @pytest.fixture(autouse=True)
+def _isolated_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test writes into the user's cache folder (the OpenVINO engine's conversions read COLORIZER_CACHE_DIR)."""
+    monkeypatch.setenv("COLORIZER_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture(autouse=True)
 def _no_dangling_qthreads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fail a GUI test that leaves a QThread running (as napari does)."""
     if not _is_gui_test(request):

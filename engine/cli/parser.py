@@ -50,7 +50,9 @@ def _add_colorize(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     c.add_argument("inputs", nargs="+", type=Path, metavar="INPUT", help="photos and folders (walked recursively)")
     c.add_argument("--output", "-o", type=Path, required=True, metavar="DIR",
                    help="where the colour photos go, at each input's path relative to its folder")
-    c.add_argument("--engine", choices=ENGINES, default="optimized", help="optimized, or the plain baseline")
+    c.add_argument("--engine", choices=ENGINES, default="optimized",
+                   help="optimized; the plain baseline; or openvino (CPU only, the optional extra 'openvino'; "
+                        "colour hints run on optimized)")
     c.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when present, else the CPU")
     c.add_argument("--precision", choices=PRECISIONS, default="auto",
                    help="auto: bf16 on CPUs with native bf16, fp16 on CUDA, else fp32")

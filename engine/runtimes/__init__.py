@@ -1,4 +1,4 @@
-"""Ways to run the same trained CV_UNet, chosen by name: ``make_runtime("optimized" | "baseline", ...)``."""
+"""Ways to run the same trained CV_UNet, chosen by name: ``make_runtime("optimized" | "baseline" | "openvino")``."""
 
 from __future__ import annotations
 
@@ -23,4 +23,8 @@ def make_runtime(engine: str, model: CVUNet, device: str | torch.device = "auto"
         return BaselineRuntime(model, dev)
     if engine == "optimized":
         return OptimizedRuntime(model, dev, precision, compile=compile)
+    if engine == "openvino":
+        from .openvino_runtime import OpenVINORuntime  # imports openvino only when asked for
+
+        return OpenVINORuntime(model, dev, precision)
     raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")

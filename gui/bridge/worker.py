@@ -29,6 +29,7 @@ from engine.devices import UtilizationMonitor, device_options, resolve_device
 from engine.hints import Hint
 from engine.messages import counted
 from engine.options import BatchSummary, ColorizeSettings, Job
+from engine.runtimes.openvino_runtime import openvino_missing
 from engine.weights import WeightsError, weights_meta
 from gui.bridge import models
 from gui.model.hint_store import NO_HINTS_TEXT
@@ -246,14 +247,15 @@ def available_options() -> dict[str, Any]:
     """What this machine can run, with the reason for each option it cannot (tooltips).
 
     ``{"devices": {name: reason|None}, "auto_device": "cpu"|"cuda",
-       "precisions": {"cpu"|"cuda": {name: reason|None}}}``
+       "precisions": {"cpu"|"cuda": {name: reason|None}}, "engines": {name: reason|None}}``
     """
     auto = resolve_device("auto").type  # CUDA exactly when a usable GPU is present
     devices: dict[str, str | None] = {"auto": None, "cpu": None,
                                       "cuda": None if auto == "cuda" else "no usable CUDA GPU on this machine"}
     precisions = {name: {"auto": None, **support} for name, support in device_options().items()
                   if devices.get(name) is None}
-    return {"devices": devices, "auto_device": auto, "precisions": precisions}
+    engines: dict[str, str | None] = {"optimized": None, "baseline": None, "openvino": openvino_missing()}
+    return {"devices": devices, "auto_device": auto, "precisions": precisions, "engines": engines}
 
 
 def model_card(path: Path | None = None) -> tuple[dict[str, Any] | None, str | None]:

@@ -25,10 +25,12 @@ from PySide6.QtWidgets import (
 from engine.options import ColorizeSettings
 from gui.model.models import SHIPPED, ModelInfo
 
-ENGINE_LABELS = {"optimized": "Optimized", "baseline": "Baseline (reference)"}
+ENGINE_LABELS = {"optimized": "Optimized", "baseline": "Baseline (reference)", "openvino": "OpenVINO (CPU)"}
 DEVICE_LABELS = {"auto": "Automatic", "cpu": "CPU", "cuda": "CUDA GPU"}
 PRECISION_LABELS = {"auto": "Automatic", "fp32": "fp32", "fp16": "fp16", "bf16": "bf16"}
 BASELINE_FP32 = "the baseline engine runs fp32 only"
+OPENVINO_CPU = "the OpenVINO engine runs on the CPU only"
+OPENVINO_PRECISIONS = "the OpenVINO engine runs fp32 or bf16"
 
 
 def _fill(combo: QComboBox, labels: dict[str, str]) -> None:
@@ -81,7 +83,10 @@ class EnginePanel(QGroupBox):
         model_row.addWidget(self.card_button)
         self.engine = QComboBox()
         _fill(self.engine, ENGINE_LABELS)
-        self.engine.setToolTip("Optimized: folded, channels-last, reduced precision. Baseline: the plain module.")
+        for name, reason in options.get("engines", {}).items():
+            _set_enabled(self.engine, name, reason)
+        self.engine.setToolTip("Optimized: folded, channels-last, reduced precision. Baseline: the plain module. "
+                               "OpenVINO: the same model on Intel's runtime (CPU only; colour hints run on Optimized)")
         self.device = QComboBox()
         _fill(self.device, DEVICE_LABELS)
         for name, reason in options["devices"].items():
@@ -121,15 +126,23 @@ class EnginePanel(QGroupBox):
 
     def resolved_device(self) -> str:
         name = self.device.currentData()
-        return self.options["auto_device"] if name == "auto" else name
+        if name == "auto":
+            return "cpu" if self.engine.currentData() == "openvino" else self.options["auto_device"]
+        return name
 
     def _update_precisions(self) -> None:
+        openvino = self.engine.currentData() == "openvino"
+        _set_enabled(self.device, "cuda", OPENVINO_CPU if openvino else self.options["devices"].get("cuda"))
+        if not item_enabled(self.device, self.device.currentData()):
+            _select(self.device, "auto")
         support = self.options["precisions"].get(self.resolved_device(), {})
         baseline = self.engine.currentData() == "baseline"
         for name in PRECISION_LABELS:
             reason = support.get(name, "not available on this device")
             if baseline and name not in ("auto", "fp32"):
                 reason = BASELINE_FP32
+            if openvino and name == "fp16":
+                reason = OPENVINO_PRECISIONS
             _set_enabled(self.precision, name, reason)
         if not item_enabled(self.precision, self.precision.currentData()):
             _select(self.precision, "auto")
@@ -198,7 +211,7 @@ class EnginePanel(QGroupBox):
         by_path = {m.path: m.name for m in self.models.values() if not m.shipped}
         if not (choice.weights is not None and self.select_model(by_path.get(choice.weights, ""))):
             self.select_model(SHIPPED)
-        _select(self.engine, choice.engine)
+        _select(self.engine, choice.engine if item_enabled(self.engine, choice.engine) else "optimized")
         _select(self.device, choice.device if item_enabled(self.device, choice.device) else "auto")
         self._update_precisions()
         _select(self.precision, choice.precision)

@@ -49,12 +49,14 @@ def test_bench_peers_prints_a_row_for_each_runtime_with_its_agreement(model, tmp
     doc = json.loads(out.read_text())
     names = {(r["runtime"].split(" ")[0], r["precision"], r["batch"]) for r in doc["rows"]}
     for batch in (1, 2):
-        assert {("ONNX", "fp32", batch), ("OpenVINO", "fp32", batch), ("ours,", "fp32", batch)} <= names
+        assert {("ONNX", "fp32", batch), ("OpenVINO", "fp32", batch), ("ours,", "fp32", batch),
+                ("--engine", "fp32", batch)} <= names
     for r in doc["rows"]:
         assert np.isfinite(r["ms_per_image"]) and len(r["rounds_ms"]) == 2
         if r["precision"] == "fp32":
             assert r["max_abs_diff"] <= AGREEMENT["fp32"].max_abs, r
-    assert "the speed of OpenVINO's fastest" in text and "the speed of OpenVINO's f32" in text
+    assert "the speed of OpenVINO's fastest (" in text and "the speed of OpenVINO's f32 (" in text
+    assert "--engine openvino (fp32) is" in text  # the engine the app offers, against our fastest
 
 
 def test_the_verdict_is_a_ratio_of_speeds_fastest_against_fastest():
@@ -63,8 +65,21 @@ def test_the_verdict_is_a_ratio_of_speeds_fastest_against_fastest():
     rows = [PeerRow(name, precision, 1, ms, [], 0, 0) for name, precision, ms in (
         ("ours, optimized", "fp32", 60.0), ("ours, optimized", "bf16", 30.0),
         ("OpenVINO 2026.4", "fp32", 80.0), ("OpenVINO 2026.4", "bf16", 33.0))]
-    assert peer_verdicts(rows) == ["batch 1: our fastest (bf16) is 1.10x the speed of OpenVINO's fastest (bf16)",
-                                   "batch 1: our fp32 is 1.33x the speed of OpenVINO's f32"]
+    assert peer_verdicts(rows) == [
+        "batch 1: our fastest (bf16) is 1.10x the speed of OpenVINO's fastest (bf16, via ONNX)",
+        "batch 1: our fp32 is 1.33x the speed of OpenVINO's f32 (via ONNX)"]
+
+
+def test_our_own_conversion_onto_openvino_counts_as_openvino_where_it_is_the_faster_route():
+    from engine.bench import PeerRow
+    from engine.bench.peers import ENGINE_ROW
+
+    rows = [PeerRow(name, precision, 1, ms, [], 0, 0) for name, precision, ms in (
+        ("ours, optimized", "fp32", 60.0), ("OpenVINO 2026.4", "fp32", 80.0), (ENGINE_ROW, "fp32", 50.0))]
+    assert peer_verdicts(rows) == [
+        "batch 1: our fastest (fp32) is 0.83x the speed of OpenVINO's fastest (fp32, as --engine openvino)",
+        "batch 1: --engine openvino (fp32) is 1.20x the speed of our fastest",
+        "batch 1: our fp32 is 0.83x the speed of OpenVINO's f32 (as --engine openvino)"]
 
 
 def test_the_cpu_line_says_when_onednn_is_held_to_a_narrower_isa(monkeypatch):

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QMenu
 from engine.options import ColorizeSettings, ExportOptions
 from gui.main_window import MainWindow
 from gui.model import settings as app_settings
-from gui.views.engine_panel import EnginePanel, item_enabled
+from gui.views.engine_panel import OPENVINO_CPU, EnginePanel, item_enabled
 from gui.views.help_dialogs import about_html
 
 
@@ -91,6 +91,31 @@ def test_options_the_machine_cannot_run_are_disabled_with_the_reason(qtbot):
     panel.engine.setCurrentIndex(panel.engine.findData("baseline"))
     assert item_enabled(panel.precision, "fp32")
     assert panel.precision.itemData(panel.precision.findData("bf16"), 3) == "the baseline engine runs fp32 only"
+
+
+def test_the_openvino_engine_is_offered_where_installed_and_then_runs_on_the_cpu_in_fp32_or_bf16(qtbot):
+    gpu_options = {"devices": {"auto": None, "cpu": None, "cuda": None}, "auto_device": "cuda",
+                   "precisions": {"cpu": {"auto": None, "fp32": None, "fp16": "fp16 is for CUDA GPUs", "bf16": None},
+                                  "cuda": {"auto": None, "fp32": None, "fp16": None, "bf16": None}},
+                   "engines": {"optimized": None, "baseline": None, "openvino": None}}
+    panel = EnginePanel(gpu_options)
+    qtbot.addWidget(panel)
+    panel.device.setCurrentIndex(panel.device.findData("cuda"))
+    panel.precision.setCurrentIndex(panel.precision.findData("fp16"))
+    panel.engine.setCurrentIndex(panel.engine.findData("openvino"))
+    assert not item_enabled(panel.device, "cuda") and not item_enabled(panel.precision, "fp16")
+    assert panel.device.itemData(panel.device.findData("cuda"), 3) == OPENVINO_CPU  # ToolTipRole
+    assert panel.choice().device == "auto" and panel.choice().precision == "auto" and panel.resolved_device() == "cpu"
+    panel.engine.setCurrentIndex(panel.engine.findData("optimized"))
+    assert item_enabled(panel.device, "cuda")  # back on an engine that runs on the GPU
+
+    missing = {**gpu_options, "engines": {"optimized": None, "baseline": None,
+                                          "openvino": "the OpenVINO engine needs the openvino package"}}
+    panel = EnginePanel(missing)
+    qtbot.addWidget(panel)
+    assert not item_enabled(panel.engine, "openvino")
+    panel.set_choice(ColorizeSettings(engine="openvino"))  # remembered from a machine that had it
+    assert panel.choice().engine == "optimized"
 
 
 def test_without_cuda_the_gpu_option_is_disabled_and_a_saved_cuda_choice_falls_back(qtbot, backend):

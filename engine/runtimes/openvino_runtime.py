@@ -1,0 +1,168 @@
+"""The model on OpenVINO (``--engine openvino``, the optional extra ``openvino``): offered because on one CPU kind,
+the Intel Xeon with AMX in bf16 at batch 1, OpenVINO ran our model faster than our own runtime (docs/experiments,
+"Whether to offer OpenVINO as an engine"). Elsewhere ours is as fast or faster: ``bench --peers`` says which here.
+
+- The model is converted once per weights (a trace with a free batch and size) and kept as OpenVINO IR in the user's
+  cache folder, so a later run skips the five-second conversion.
+- Each input shape gets its own compiled model (static shapes are OpenVINO's fast path; a third of a second to
+  compile), the last few kept.
+- Colour hints go to our optimized runtime: the hint features' box size follows the canvas size, which a
+  size-free trace cannot hold, and a hinted photo is one photo at a time anyway.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib.util
+import json
+import os
+import warnings
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import encoder as encoder_module
+from .. import model as model_module
+from .. import readout as readout_module
+from ..model import CVUNet
+from .base import check_input
+from .optimized import OptimizedRuntime
+
+OPENVINO_EXTRA = "pip install 'colorizer[openvino]'"
+COMPILED_SHAPES = 8  # compiled models kept (one per input shape); a batch run meets a few shapes, the app a few more
+KEPT_EXPORTS = 8  # converted models kept in the cache folder (one per weights file used)
+
+
+def openvino_missing() -> str | None:
+    """Why the OpenVINO engine cannot run here, or None."""
+    if importlib.util.find_spec("openvino") is None:
+        return f"the OpenVINO engine needs the openvino package: {OPENVINO_EXTRA}"
+    return None
+
+
+def cache_folder() -> Path:
+    """Where converted models live: ``COLORIZER_CACHE_DIR``, else the user's cache folder."""
+    if folder := os.environ.get("COLORIZER_CACHE_DIR"):
+        return Path(folder) / "openvino"
+    import platformdirs
+
+    return platformdirs.user_cache_path("Colorizer", "Colorizer") / "openvino"
+
+
+def model_key(model: CVUNet) -> str:
+    """A name for what a conversion depends on: the weights, the read-out, the model's code and OpenVINO's version."""
+    import openvino as ov
+
+    digest = hashlib.sha256()
+    digest.update(json.dumps({**model.config.to_dict(), **model.readout.to_dict(), "openvino": ov.get_version()},
+                             sort_keys=True, default=str).encode())
+    for module in (model_module, encoder_module, readout_module):
+        digest.update(Path(module.__file__ or "").read_bytes())
+    for name, value in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(value.detach().cpu().float().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:24]
+
+
+class _NoHints(torch.nn.Module):
+    def __init__(self, model: CVUNet) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, L: torch.Tensor) -> torch.Tensor:
+        return self.model(L, None)
+
+
+def convert(model: CVUNet, xml: Path) -> None:
+    """The fp32 model without hints as OpenVINO IR at ``xml`` (and its .bin), written whole or not at all."""
+    import openvino as ov
+
+    net = _NoHints(copy.deepcopy(model).float().eval())
+    example = torch.full((1, 1, 256, 256), 50.0)
+    with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
+        warnings.simplefilter("ignore")  # the tracer's notes on sizes read as Python numbers: constant for x32 sizes
+        converted = ov.convert_model(net, example_input=(example,), input=[ov.PartialShape([-1, 1, -1, -1])])
+    xml.parent.mkdir(parents=True, exist_ok=True)
+    tmp = xml.with_name(f".{xml.stem}.{os.getpid()}.tmp.xml")
+    ov.save_model(converted, str(tmp), compress_to_fp16=False)
+    os.replace(tmp.with_suffix(".bin"), xml.with_suffix(".bin"))
+    os.replace(tmp, xml)  # last: an .xml is there only once its .bin is complete
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Remove all but the ``keep`` most recently used conversions."""
+    exports = sorted(folder.glob("*.xml"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in exports[keep:]:
+        for part in (old, old.with_suffix(".bin")):
+            part.unlink(missing_ok=True)
+
+
+class OpenVINORuntime:
+    name = "openvino"
+
+    def __init__(self, model: CVUNet, device: torch.device, precision: str = "fp32",
+                 cache: Path | None = None) -> None:
+        if (missing := openvino_missing()) is not None:
+            raise ValueError(missing)
+        if device.type != "cpu":
+            raise ValueError("the OpenVINO engine runs on the CPU only: use --device cpu, or the optimized engine")
+        if precision not in ("fp32", "bf16"):
+            raise ValueError(f"the OpenVINO engine runs fp32 or bf16, not {precision}")
+        import openvino as ov
+
+        self.device, self.precision, self.model = device, precision, model
+        self.hint_channels = model.config.hint_channels
+        folder = cache or cache_folder()
+        self.xml = folder / f"{model_key(model)}.xml"
+        self.converted = not self.xml.is_file()  # whether this runtime converted the model (False: from the cache)
+        if self.converted:
+            convert(model, self.xml)
+        else:
+            os.utime(self.xml)  # most recently used: the last to be pruned
+        _prune(folder, KEPT_EXPORTS)
+        self._core = ov.Core()
+        self._source = self._core.read_model(str(self.xml))
+        self._config: dict[str, Any] = {"INFERENCE_NUM_THREADS": torch.get_num_threads(), "PERFORMANCE_HINT": "LATENCY",
+                                        "INFERENCE_PRECISION_HINT": "bf16" if precision == "bf16" else "f32"}
+        self._compiled: OrderedDict[tuple[int, ...], Any] = OrderedDict()
+        self._hinted: OptimizedRuntime | None = None
+
+    @property
+    def compiled_shapes(self) -> list[tuple[int, ...]]:
+        """The input shapes with a compiled model kept, least recently used first."""
+        return list(self._compiled)
+
+    def release_memory(self) -> None:
+        self._compiled.clear()
+        if self._hinted is not None:
+            self._hinted.release_memory()
+
+    def run(self, L: np.ndarray, hints: np.ndarray | None = None) -> np.ndarray:
+        check_input(L, hints, self.hint_channels)
+        if hints is not None:
+            return self._hint_runtime().run(L, hints)
+        _, request = self._request(tuple(L.shape))
+        request.infer({0: np.ascontiguousarray(L)})
+        return np.array(request.get_output_tensor(0).data, np.float32)
+
+    def _request(self, shape: tuple[int, ...]) -> tuple[Any, Any]:
+        """(compiled model, its infer request) for one input shape."""
+        if shape in self._compiled:
+            self._compiled.move_to_end(shape)
+            return self._compiled[shape]
+        model = self._source.clone()
+        model.reshape({model.inputs[0]: list(shape)})
+        compiled = self._core.compile_model(model, "CPU", self._config)
+        self._compiled[shape] = (compiled, compiled.create_infer_request())
+        while len(self._compiled) > COMPILED_SHAPES:
+            self._compiled.popitem(last=False)
+        return self._compiled[shape]
+
+    def _hint_runtime(self) -> OptimizedRuntime:
+        if self._hinted is None:
+            self._hinted = OptimizedRuntime(self.model, self.device, self.precision)
+        return self._hinted
