@@ -6,8 +6,8 @@ the Intel Xeon with AMX in bf16 at batch 1, OpenVINO ran our model faster than o
   cache folder, so a later run skips the five-second conversion.
 - Each input shape gets its own compiled model (static shapes are OpenVINO's fast path; a third of a second to
   compile), the last few kept.
-- Colour hints go to our optimized runtime: the hint features' box size follows the canvas size, which a
-  size-free trace cannot hold, and a hinted photo is one photo at a time anyway.
+- A batch with colour hints goes to our optimized runtime: the hint features' box size follows the canvas size,
+  which a size-free trace cannot hold.
 """
 
 from __future__ import annotations
@@ -16,7 +16,11 @@ import copy
 import hashlib
 import importlib.util
 import json
+import logging
 import os
+import sys
+import tempfile
+import uuid
 import warnings
 from collections import OrderedDict
 from pathlib import Path
@@ -25,12 +29,16 @@ from typing import Any
 import numpy as np
 import torch
 
+from .. import color as color_module
 from .. import encoder as encoder_module
 from .. import model as model_module
 from .. import readout as readout_module
 from ..model import CVUNet
 from .base import check_input
+from .baseline import BaselineRuntime
 from .optimized import OptimizedRuntime
+
+log = logging.getLogger(__name__)
 
 OPENVINO_EXTRA = "pip install 'colorizer[openvino]'"
 COMPILED_SHAPES = 8  # compiled models kept (one per input shape); a batch run meets a few shapes, the app a few more
@@ -58,9 +66,9 @@ def model_key(model: CVUNet) -> str:
     import openvino as ov
 
     digest = hashlib.sha256()
-    digest.update(json.dumps({**model.config.to_dict(), **model.readout.to_dict(), "openvino": ov.get_version()},
-                             sort_keys=True, default=str).encode())
-    for module in (model_module, encoder_module, readout_module):
+    digest.update(json.dumps({**model.config.to_dict(), **model.readout.to_dict(), "openvino": ov.get_version(),
+                              "torch": torch.__version__}, sort_keys=True, default=str).encode())
+    for module in (model_module, encoder_module, readout_module, color_module, sys.modules[__name__]):
         digest.update(Path(module.__file__ or "").read_bytes())
     for name, value in sorted(model.state_dict().items()):
         digest.update(name.encode())
@@ -87,18 +95,52 @@ def convert(model: CVUNet, xml: Path) -> None:
         warnings.simplefilter("ignore")  # the tracer's notes on sizes read as Python numbers: constant for x32 sizes
         converted = ov.convert_model(net, example_input=(example,), input=[ov.PartialShape([-1, 1, -1, -1])])
     xml.parent.mkdir(parents=True, exist_ok=True)
-    tmp = xml.with_name(f".{xml.stem}.{os.getpid()}.tmp.xml")
-    ov.save_model(converted, str(tmp), compress_to_fp16=False)
-    os.replace(tmp.with_suffix(".bin"), xml.with_suffix(".bin"))
-    os.replace(tmp, xml)  # last: an .xml is there only once its .bin is complete
+    tmp = xml.with_name(f".{xml.stem}.{uuid.uuid4().hex}.tmp.xml")  # unique to this call: threads and processes
+    try:
+        ov.save_model(converted, str(tmp), compress_to_fp16=False)
+        os.replace(tmp.with_suffix(".bin"), xml.with_suffix(".bin"))
+        os.replace(tmp, xml)  # last: an .xml is there only once its .bin is complete
+    finally:
+        for part in (tmp, tmp.with_suffix(".bin")):
+            part.unlink(missing_ok=True)
 
 
 def _prune(folder: Path, keep: int) -> None:
     """Remove all but the ``keep`` most recently used conversions."""
-    exports = sorted(folder.glob("*.xml"), key=lambda p: p.stat().st_mtime, reverse=True)
+    def used(p: Path) -> float:
+        try:
+            return p.stat().st_mtime
+        except FileNotFoundError:  # pruned by another process meanwhile
+            return 0.0
+
+    exports = sorted(folder.glob("[!.]*.xml"), key=used, reverse=True)  # not another process's temporary files
     for old in exports[keep:]:
         for part in (old, old.with_suffix(".bin")):
             part.unlink(missing_ok=True)
+
+
+def _load(model: CVUNet, core: Any, folder: Path) -> tuple[Any, bool]:
+    """(OpenVINO model, whether it was converted now): from the cache where it holds a readable conversion, else
+    converted (into the cache, or into a temporary folder where the cache cannot be written). Two processes or
+    threads converting the same weights at once each write their own temporary files; the last rename wins.
+    """
+    xml = folder / f"{model_key(model)}.xml"
+    if xml.is_file():
+        try:
+            loaded = core.read_model(str(xml))
+            os.utime(xml)  # most recently used: the last to be pruned
+            return loaded, False
+        except (RuntimeError, OSError) as err:  # a damaged or half-pruned entry: convert again
+            log.warning("the cached OpenVINO model %s could not be read (%s); converting again", xml, err)
+    try:
+        convert(model, xml)
+        _prune(folder, KEPT_EXPORTS)
+        return core.read_model(str(xml)), True
+    except OSError as err:
+        log.warning("the OpenVINO cache folder %s cannot be written (%s); converting for this run only", folder, err)
+        tmp = Path(tempfile.mkdtemp(prefix="colorizer-openvino-"))  # left for the system's temp cleaning: OpenVINO
+        convert(model, tmp / xml.name)  # may map the .bin for as long as the model lives
+        return core.read_model(str(tmp / xml.name)), True
 
 
 class OpenVINORuntime:
@@ -118,18 +160,13 @@ class OpenVINORuntime:
         self.hint_channels = model.config.hint_channels
         folder = cache or cache_folder()
         self.xml = folder / f"{model_key(model)}.xml"
-        self.converted = not self.xml.is_file()  # whether this runtime converted the model (False: from the cache)
-        if self.converted:
-            convert(model, self.xml)
-        else:
-            os.utime(self.xml)  # most recently used: the last to be pruned
-        _prune(folder, KEPT_EXPORTS)
         self._core = ov.Core()
-        self._source = self._core.read_model(str(self.xml))
+        # converted: whether this runtime converted the model (False: read from the cache)
+        self._source, self.converted = _load(model, self._core, folder)
         self._config: dict[str, Any] = {"INFERENCE_NUM_THREADS": torch.get_num_threads(), "PERFORMANCE_HINT": "LATENCY",
                                         "INFERENCE_PRECISION_HINT": "bf16" if precision == "bf16" else "f32"}
         self._compiled: OrderedDict[tuple[int, ...], Any] = OrderedDict()
-        self._hinted: OptimizedRuntime | None = None
+        self._hinted: OptimizedRuntime | BaselineRuntime | None = None
 
     @property
     def compiled_shapes(self) -> list[tuple[int, ...]]:
@@ -162,7 +199,10 @@ class OpenVINORuntime:
             self._compiled.popitem(last=False)
         return self._compiled[shape]
 
-    def _hint_runtime(self) -> OptimizedRuntime:
+    def _hint_runtime(self) -> OptimizedRuntime | BaselineRuntime:
         if self._hinted is None:
-            self._hinted = OptimizedRuntime(self.model, self.device, self.precision)
+            try:
+                self._hinted = OptimizedRuntime(self.model, self.device, self.precision)
+            except ValueError:  # a model the optimized runtime does not support
+                self._hinted = BaselineRuntime(self.model, self.device)
         return self._hinted

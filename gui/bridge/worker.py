@@ -102,7 +102,9 @@ class BatchWorker(QObject):
             settings = req.model.validated()
             export = req.export.validated()
             colorizer = self._factory(settings)
-            compare = self._factory(replace(settings, engine="baseline", precision="fp32")) if req.compare else None
+            compare = (self._factory(replace(settings, engine="baseline", precision="fp32",
+                                             device=colorizer.settings.device))  # the same device as the engine
+                       if req.compare else None)
             description = colorizer.description
             if compare is not None:  # what is compared with what: "optimized bf16, batch 4 vs baseline fp32, ..."
                 description = (f"{engine_label(colorizer)} vs {engine_label(compare)} "

@@ -148,7 +148,7 @@ class EnginePanel(QGroupBox):
             _select(self.precision, "auto")
 
     def _on_combo(self) -> None:
-        if self.sender() is self.device:
+        if self.sender() in (self.device, self.engine):  # the engine too: OpenVINO runs on the CPU whatever "auto" is
             self.device_changed.emit(self.resolved_device())
         self._update_precisions()
         self.changed.emit()

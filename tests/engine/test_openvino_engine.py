@@ -98,6 +98,23 @@ def test_a_second_runtime_on_the_same_weights_reads_the_conversion_from_the_cach
     assert len(list(tmp_path.glob("*.xml"))) == 2 and not list(tmp_path.glob(".*tmp*"))
 
 
+def test_a_damaged_cache_entry_is_converted_again_and_an_unwritable_cache_still_runs(tmp_path):
+    model = random_model(seed=2)
+    first = OpenVINORuntime(model, CPU, "fp32", cache=tmp_path)
+    first.xml.with_suffix(".bin").write_bytes(b"")  # a truncated weights file (a crash, a full disk)
+    again = OpenVINORuntime(model, CPU, "fp32", cache=tmp_path)
+    assert again.converted and again.xml.with_suffix(".bin").stat().st_size > 0
+    L = bench_inputs(64, 1)
+    _, worst = ab_difference(again.run(L), BaselineRuntime(model, CPU).run(L))
+    assert worst <= AGREEMENT["fp32"].max_abs
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    unwritable = OpenVINORuntime(model, CPU, "fp32", cache=blocked / "cache")
+    assert unwritable.converted
+    _, worst = ab_difference(unwritable.run(L), BaselineRuntime(model, CPU).run(L))
+    assert worst <= AGREEMENT["fp32"].max_abs
+
+
 def test_the_cache_keeps_only_the_most_recent_conversions(tmp_path, monkeypatch):
     monkeypatch.setattr(openvino_runtime, "KEPT_EXPORTS", 1)
     first = OpenVINORuntime(random_model(seed=2), CPU, "fp32", cache=tmp_path)
@@ -127,8 +144,12 @@ def test_the_openvino_engine_says_why_it_cannot_run_on_a_gpu_or_without_its_pack
         make_runtime("openvino", model, CPU, "fp32")
 
 
-def test_colorize_on_the_openvino_engine_runs_on_the_cpu_and_colours_like_the_optimized_one(shipped):
+def test_colorize_on_the_openvino_engine_runs_on_the_cpu_and_colours_like_the_optimized_one(shipped, monkeypatch):
     from helpers import grey_photo
+
+    from engine import colorizer
+
+    monkeypatch.setattr(colorizer, "resolve_device", lambda name: torch.device("cuda" if name == "auto" else name))
 
     photos = [grey_photo(90, 140, seed=1), grey_photo(200, 120, seed=2)]
     ov = Colorizer.create(ColorizeSettings(engine="openvino", precision="fp32", size=128), model=shipped)

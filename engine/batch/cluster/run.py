@@ -43,6 +43,10 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
     ConnectionError where the cluster cannot be reached. Prints nothing: the caller reports.
     """
     settings = settings.validated()
+    if settings.engine == "openvino":  # CPU only: actors sized for the CPU, not holding GPUs they never use
+        if settings.device == "cuda":
+            raise ValueError("the OpenVINO engine runs on the CPU only: use --device cpu, or the optimized engine")
+        settings = replace(settings, device="cpu")
     export = export.validated()
     connect(address)
     if settings.device == "cuda" and cluster_shape().gpus < 1:
