@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from .model import CVUNet
+from .runtimes.openvino_runtime import NoHints
 
 PEERS_EXTRA = "pip install 'colorizer[peers]'"
 
@@ -32,20 +33,9 @@ class PeerRuntime:
         return f"{self.name}, {self.precision}"
 
 
-class _NoHints(torch.nn.Module):
-    """The model as a peer runs it: L in, ab out (colour hints are ours alone)."""
-
-    def __init__(self, model: CVUNet) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, L: torch.Tensor) -> torch.Tensor:
-        return self.model(L, None)
-
-
 def export_onnx(model: CVUNet, path: Path, size: int) -> Path:
     """The fp32 model as an ONNX file with a free batch size (opset 18, TorchScript exporter)."""
-    wrapped = _NoHints(model.float().eval())
+    wrapped = NoHints(model.float().eval())
     example = torch.zeros(1, 1, size, size)
     with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
         warnings.simplefilter("ignore")  # the exporter's notes on its own deprecations

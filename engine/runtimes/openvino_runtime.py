@@ -76,7 +76,9 @@ def model_key(model: CVUNet) -> str:
     return digest.hexdigest()[:24]
 
 
-class _NoHints(torch.nn.Module):
+class NoHints(torch.nn.Module):
+    """The model as an export runs it: L in, ab out (colour hints are ours alone)."""
+
     def __init__(self, model: CVUNet) -> None:
         super().__init__()
         self.model = model
@@ -89,7 +91,7 @@ def convert(model: CVUNet, xml: Path) -> None:
     """The fp32 model without hints as OpenVINO IR at ``xml`` (and its .bin), written whole or not at all."""
     import openvino as ov
 
-    net = _NoHints(copy.deepcopy(model).float().eval())
+    net = NoHints(copy.deepcopy(model).float().eval())
     example = torch.full((1, 1, 256, 256), 50.0)
     with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
         warnings.simplefilter("ignore")  # the tracer's notes on sizes read as Python numbers: constant for x32 sizes
