@@ -32,8 +32,8 @@ from .devices import best_precision, resolve_device
 from .hints import HINT_CHANNELS, Hint, HintSpread, fit_chroma, hint_map, relative_pixel, spread_hints
 from .messages import short_reason
 from .model import MULTIPLE, CVUNet
-from .options import MIN_WORK, ColorizeSettings
-from .runtimes import Runtime, make_runtime
+from .options import MIN_WORK, ColorizeSettings, engine_device
+from .runtimes import Runtime, make_runtime, optimized_or_baseline
 from .weights import load_model
 
 log = logging.getLogger(__name__)
@@ -207,9 +207,7 @@ class Colorizer:
     @classmethod
     def create(cls, settings: ColorizeSettings = ColorizeSettings(), model: CVUNet | None = None) -> Colorizer:
         settings = settings.validated()
-        device = resolve_device(settings.device)
-        if settings.engine == "openvino" and settings.device == "auto":
-            device = torch.device("cpu")  # OpenVINO runs on the CPU here; "auto" must not mean a GPU it cannot use
+        device = resolve_device(engine_device(settings.engine, settings.device))
         precision = best_precision(device) if settings.precision == "auto" else settings.precision
         if settings.engine == "baseline":
             precision = "fp32"
@@ -283,11 +281,7 @@ class Colorizer:
     def infer_on_cpu(self, canvas: np.ndarray, hints: np.ndarray | None = None) -> np.ndarray:
         """The same model in fp32 on the CPU (built on first use): the last resort after the GPU ran out of memory."""
         if self._cpu_runtime is None:
-            cpu = torch.device("cpu")
-            try:
-                self._cpu_runtime = make_runtime("optimized", self.model, cpu, "fp32")
-            except ValueError:  # a model the optimized runtime does not support
-                self._cpu_runtime = make_runtime("baseline", self.model, cpu, "fp32")
+            self._cpu_runtime = optimized_or_baseline(self.model, torch.device("cpu"))
         with torch.inference_mode():
             return self._cpu_runtime.run(canvas) if hints is None else self._cpu_runtime.run(canvas, hints)
 

@@ -29,6 +29,15 @@ MAX_WORK = 4096
 MAX_STRENGTH = 2.0  # colour strength: 0 grey, 1 the model's own colour, 2 twice its chroma
 
 
+def engine_device(engine: str, device: str) -> str:
+    """The device setting an engine runs under: the OpenVINO engine's "auto" is the CPU, and CUDA is refused."""
+    if engine != "openvino" or device == "cpu":
+        return device
+    if device == "cuda":
+        raise ValueError("the OpenVINO engine runs on the CPU only: use --device cpu, or the optimized engine")
+    return "cpu"
+
+
 class Status(StrEnum):
     """Where one photo stands. A ``str``, so it compares, prints and pickles as its name."""
 

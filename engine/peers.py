@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .model import CVUNet
-from .runtimes.openvino_runtime import NoHints
+from .runtimes.openvino_runtime import NoHints, compile_config
 
 PEERS_EXTRA = "pip install 'colorizer[peers]'"
 
@@ -76,9 +76,7 @@ def openvino_peer(onnx_file: Path, threads: int, precision: str, shape: tuple[in
     core = ov.Core()
     model = core.read_model(str(onnx_file))
     model.reshape({model.inputs[0]: ov.PartialShape(list(shape))})
-    config = {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
-              "INFERENCE_PRECISION_HINT": "bf16" if precision == "bf16" else "f32"}
-    compiled = core.compile_model(model, "CPU", config)
+    compiled = core.compile_model(model, "CPU", compile_config(threads, precision))
     request = compiled.create_infer_request()
     version = ".".join(ov.get_version().split("-")[0].split(".")[:2])
 

@@ -64,19 +64,19 @@ def run_peers_bench(s: BenchSettings) -> int:
           f"{s.rounds} rounds taking turns after {s.warmup} warm-up calls each, median ms per image")
     print(cpu_info().line())
     rows: list[PeerRow] = []
-    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cache:
+    precisions = [p for p in ("fp32", "bf16") if p == "fp32" or bf16]
+    with tempfile.TemporaryDirectory() as tmp:
         onnx_file = export_onnx(copy.deepcopy(model), Path(tmp) / "colorizer.onnx", s.size)
+        engines = [(p, OpenVINORuntime(model, device, p, cache=Path(tmp))) for p in precisions]  # any shape
         for batch in s.batches:
             L = bench_inputs(s.size, batch)
             runners: list[tuple[str, str, Any]] = [("ours, baseline", "fp32", make_runtime("baseline", model, device,
                                                                                             "fp32").run)]
-            runners += [("ours, optimized", p, make_runtime("optimized", model, device, p).run)
-                        for p in ("fp32", "bf16") if p == "fp32" or bf16]
+            runners += [("ours, optimized", p, make_runtime("optimized", model, device, p).run) for p in precisions]
             peers = [onnxruntime_peer(onnx_file, threads)]
-            peers += [openvino_peer(onnx_file, threads, p, L.shape) for p in ("fp32", "bf16") if p == "fp32" or bf16]
+            peers += [openvino_peer(onnx_file, threads, p, L.shape) for p in precisions]
             runners += [(peer.name, peer.precision, peer.run) for peer in peers]
-            runners += [(ENGINE_ROW, p, OpenVINORuntime(model, device, p, cache=Path(cache)).run)
-                        for p in ("fp32", "bf16") if p == "fp32" or bf16]
+            runners += [(ENGINE_ROW, p, engine.run) for p, engine in engines]
             outputs = {}
             for name, precision, run in runners:
                 for _ in range(max(1, s.warmup)):

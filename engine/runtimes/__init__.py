@@ -11,7 +11,8 @@ from .base import Runtime, check_input
 from .baseline import BaselineRuntime
 from .optimized import OptimizedRuntime
 
-__all__ = ["ENGINES", "BaselineRuntime", "OptimizedRuntime", "Runtime", "check_input", "make_runtime"]
+__all__ = ["ENGINES", "BaselineRuntime", "OptimizedRuntime", "Runtime", "check_input", "make_runtime",
+           "optimized_or_baseline"]
 
 
 def make_runtime(engine: str, model: CVUNet, device: str | torch.device = "auto", precision: str = "fp32",
@@ -28,3 +29,11 @@ def make_runtime(engine: str, model: CVUNet, device: str | torch.device = "auto"
 
         return OpenVINORuntime(model, dev, precision)
     raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
+
+
+def optimized_or_baseline(model: CVUNet, device: torch.device, precision: str = "fp32") -> Runtime:
+    """The optimized runtime, or the baseline (fp32) for a model the optimized one does not support."""
+    try:
+        return OptimizedRuntime(model, device, precision)
+    except ValueError:
+        return BaselineRuntime(model, device)

@@ -34,9 +34,8 @@ from .. import encoder as encoder_module
 from .. import model as model_module
 from .. import readout as readout_module
 from ..model import CVUNet
-from .base import check_input
-from .baseline import BaselineRuntime
-from .optimized import OptimizedRuntime
+from . import optimized_or_baseline
+from .base import Runtime, check_input
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +49,12 @@ def openvino_missing() -> str | None:
     if importlib.util.find_spec("openvino") is None:
         return f"the OpenVINO engine needs the openvino package: {OPENVINO_EXTRA}"
     return None
+
+
+def compile_config(threads: int, precision: str) -> dict[str, Any]:
+    """OpenVINO's CPU settings for one photo batch at a time: ``threads`` threads, the latency hint, the precision."""
+    return {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
+            "INFERENCE_PRECISION_HINT": "bf16" if precision == "bf16" else "f32"}
 
 
 def cache_folder() -> Path:
@@ -121,12 +126,11 @@ def _prune(folder: Path, keep: int) -> None:
             part.unlink(missing_ok=True)
 
 
-def _load(model: CVUNet, core: Any, folder: Path) -> tuple[Any, bool]:
+def _load(model: CVUNet, core: Any, xml: Path) -> tuple[Any, bool]:
     """(OpenVINO model, whether it was converted now): from the cache where it holds a readable conversion, else
     converted (into the cache, or into a temporary folder where the cache cannot be written). Two processes or
     threads converting the same weights at once each write their own temporary files; the last rename wins.
     """
-    xml = folder / f"{model_key(model)}.xml"
     if xml.is_file():
         try:
             loaded = core.read_model(str(xml))
@@ -136,10 +140,11 @@ def _load(model: CVUNet, core: Any, folder: Path) -> tuple[Any, bool]:
             log.warning("the cached OpenVINO model %s could not be read (%s); converting again", xml, err)
     try:
         convert(model, xml)
-        _prune(folder, KEPT_EXPORTS)
+        _prune(xml.parent, KEPT_EXPORTS)
         return core.read_model(str(xml)), True
     except OSError as err:
-        log.warning("the OpenVINO cache folder %s cannot be written (%s); converting for this run only", folder, err)
+        log.warning("the OpenVINO cache folder %s cannot be written (%s); converting for this run only", xml.parent,
+                    err)
         tmp = Path(tempfile.mkdtemp(prefix="colorizer-openvino-"))  # left for the system's temp cleaning: OpenVINO
         convert(model, tmp / xml.name)  # may map the .bin for as long as the model lives
         return core.read_model(str(tmp / xml.name)), True
@@ -160,15 +165,13 @@ class OpenVINORuntime:
 
         self.device, self.precision, self.model = device, precision, model
         self.hint_channels = model.config.hint_channels
-        folder = cache or cache_folder()
-        self.xml = folder / f"{model_key(model)}.xml"
+        self.xml = (cache or cache_folder()) / f"{model_key(model)}.xml"
         self._core = ov.Core()
         # converted: whether this runtime converted the model (False: read from the cache)
-        self._source, self.converted = _load(model, self._core, folder)
-        self._config: dict[str, Any] = {"INFERENCE_NUM_THREADS": torch.get_num_threads(), "PERFORMANCE_HINT": "LATENCY",
-                                        "INFERENCE_PRECISION_HINT": "bf16" if precision == "bf16" else "f32"}
+        self._source, self.converted = _load(model, self._core, self.xml)
+        self._config = compile_config(torch.get_num_threads(), precision)
         self._compiled: OrderedDict[tuple[int, ...], Any] = OrderedDict()
-        self._hinted: OptimizedRuntime | BaselineRuntime | None = None
+        self._hinted: Runtime | None = None
 
     @property
     def compiled_shapes(self) -> list[tuple[int, ...]]:
@@ -201,10 +204,7 @@ class OpenVINORuntime:
             self._compiled.popitem(last=False)
         return self._compiled[shape]
 
-    def _hint_runtime(self) -> OptimizedRuntime | BaselineRuntime:
+    def _hint_runtime(self) -> Runtime:
         if self._hinted is None:
-            try:
-                self._hinted = OptimizedRuntime(self.model, self.device, self.precision)
-            except ValueError:  # a model the optimized runtime does not support
-                self._hinted = BaselineRuntime(self.model, self.device)
+            self._hinted = optimized_or_baseline(self.model, self.device, self.precision)
         return self._hinted

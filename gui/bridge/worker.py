@@ -28,7 +28,7 @@ from engine.colorizer import Colorizer, Prepared, reprepare
 from engine.devices import UtilizationMonitor, device_options, resolve_device
 from engine.hints import Hint
 from engine.messages import counted
-from engine.options import BatchSummary, ColorizeSettings, Job
+from engine.options import ENGINES, BatchSummary, ColorizeSettings, Job
 from engine.runtimes.openvino_runtime import openvino_missing
 from engine.weights import WeightsError, weights_meta
 from gui.bridge import models
@@ -256,7 +256,7 @@ def available_options() -> dict[str, Any]:
                                       "cuda": None if auto == "cuda" else "no usable CUDA GPU on this machine"}
     precisions = {name: {"auto": None, **support} for name, support in device_options().items()
                   if devices.get(name) is None}
-    engines: dict[str, str | None] = {"optimized": None, "baseline": None, "openvino": openvino_missing()}
+    engines = {name: openvino_missing() if name == "openvino" else None for name in ENGINES}
     return {"devices": devices, "auto_device": auto, "precisions": precisions, "engines": engines}
 
 

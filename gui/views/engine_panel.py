@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.options import ColorizeSettings
+from engine.options import ColorizeSettings, engine_device
 from gui.model.models import SHIPPED, ModelInfo
 
 ENGINE_LABELS = {"optimized": "Optimized", "baseline": "Baseline (reference)", "openvino": "OpenVINO (CPU)"}
@@ -125,12 +125,11 @@ class EnginePanel(QGroupBox):
         self.compare.toggled.connect(self.compare_toggled)
 
     def resolved_device(self) -> str:
-        name = self.device.currentData()
-        if name == "auto":
-            return "cpu" if self.engine.currentData() == "openvino" else self.options["auto_device"]
-        return name
+        name = engine_device(self.engine.currentData(), self.device.currentData())
+        return self.options["auto_device"] if name == "auto" else name
 
-    def _update_precisions(self) -> None:
+    def _update_options(self) -> None:
+        """Disable, with the reason, the devices and precisions the chosen engine and device cannot run."""
         openvino = self.engine.currentData() == "openvino"
         _set_enabled(self.device, "cuda", OPENVINO_CPU if openvino else self.options["devices"].get("cuda"))
         if not item_enabled(self.device, self.device.currentData()):
@@ -148,9 +147,9 @@ class EnginePanel(QGroupBox):
             _select(self.precision, "auto")
 
     def _on_combo(self) -> None:
+        self._update_options()  # first: it moves the device off one the engine cannot run on
         if self.sender() in (self.device, self.engine):  # the engine too: OpenVINO runs on the CPU whatever "auto" is
             self.device_changed.emit(self.resolved_device())
-        self._update_precisions()
         self.changed.emit()
 
     def comparing(self) -> bool:
@@ -213,8 +212,8 @@ class EnginePanel(QGroupBox):
             self.select_model(SHIPPED)
         _select(self.engine, choice.engine if item_enabled(self.engine, choice.engine) else "optimized")
         _select(self.device, choice.device if item_enabled(self.device, choice.device) else "auto")
-        self._update_precisions()
+        self._update_options()
         _select(self.precision, choice.precision)
-        self._update_precisions()
+        self._update_options()
         self.batch_size.setValue(choice.batch_size)
         self.work_size.setValue(choice.size)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...hints import Hint
 from ...imageio import clean_partials
-from ...options import BatchSummary, ColorizeSettings, ExportOptions, Job, PhotoResult
+from ...options import BatchSummary, ColorizeSettings, ExportOptions, Job, PhotoResult, engine_device
 from .connection import ClusterShape, cluster_shape, connect
 from .plan import Plan, plan_run
 from .rounds import MAX_ROUNDS, Rounds
@@ -43,10 +43,8 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
     ConnectionError where the cluster cannot be reached. Prints nothing: the caller reports.
     """
     settings = settings.validated()
-    if settings.engine == "openvino":  # CPU only: actors sized for the CPU, not holding GPUs they never use
-        if settings.device == "cuda":
-            raise ValueError("the OpenVINO engine runs on the CPU only: use --device cpu, or the optimized engine")
-        settings = replace(settings, device="cpu")
+    # Actors sized for the device the engine runs on (OpenVINO's "auto" holds no GPUs it would never use).
+    settings = replace(settings, device=engine_device(settings.engine, settings.device))
     export = export.validated()
     connect(address)
     if settings.device == "cuda" and cluster_shape().gpus < 1:
