@@ -1,5 +1,6 @@
-"""The CV_UNet's convolutions with BatchNorm folded in, as plain tensors and one oneDNN call each on the CPU, the
-weight packed into oneDNN's blocked layout once per input shape.
+"""The CV_UNet's convolutions with BatchNorm folded in, as plain tensors and one oneDNN call each on the CPU: a
+primitive built once per input shape where the ``onednn-cpu-gomp`` wheel is installed (``dnnl.py``), else PyTorch's
+call with the weight packed into oneDNN's blocked layout once per input shape.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import torch.nn.functional as F
 
 from ..devices import cpu_has_fast_bf16
 from ..encoder import ConvBN, SameConv2d
+from . import dnnl
 
 CL = torch.channels_last
 # oneDNN convolution with a fused activation (what Inductor emits on CPUs); None where absent.
@@ -31,14 +33,19 @@ class FConv:
     groups: int = 1
     act: str | None = None  # "relu" or "relu6"
     fused: bool = False  # one oneDNN call with the activation as a post-op (CPU only)
-    # oneDNN tensors by input shape (``_packed``); opaque, so an FConv that has run cannot be deep-copied or pickled
-    packed: OrderedDict[tuple[int, ...], torch.Tensor] = field(default_factory=OrderedDict, repr=False,
-                                                                compare=False)
+    direct: bool = False  # fused, through a oneDNN primitive built once per input shape (``dnnl.Convolution``)
+    tf_same: bool = False  # a stride-2 "same" convolution: the weight's first row and column are zero padding
+    # oneDNN tensors or primitives by input shape (``_packed``, ``_built``); opaque, so an FConv that has run cannot
+    # be deep-copied or pickled
+    packed: OrderedDict[tuple[int, ...], torch.Tensor | dnnl.Convolution] = field(
+        default_factory=OrderedDict, repr=False, compare=False)
 
     def __call__(self, x: torch.Tensor, row_padding: int | None = None) -> torch.Tensor:
         """``row_padding``: another zero padding above and below than the one at the sides (a strip's)."""
         p, s, d = self.padding, self.stride, self.dilation
         ph = p if row_padding is None else row_padding
+        if self.direct and row_padding is None and (conv := self._built(x)) is not None:
+            return conv(x)
         if self.fused:
             assert _POINTWISE is not None
             attr, scalars = {None: ("none", []), "relu": ("relu", []), "relu6": ("hardtanh", [0.0, 6.0])}[self.act]
@@ -54,12 +61,36 @@ class FConv:
     def plus(self, x: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
         """conv(x) + other, the add a post-op of the convolution where fused (no activation)."""
         assert self.act is None
+        if self.direct and (conv := self._built(x, other)) is not None:
+            return conv(x, other)
         if not self.fused:
             return self(x).add_(other)
         assert _POINTWISE is not None
         p, s, d = self.padding, self.stride, self.dilation
         return _POINTWISE.binary(x, other, self._packed(x, p), self.bias, [p, p], [s, s], [d, d], self.groups,
                                  "add", None, None, [], None)
+
+    def _built(self, x: torch.Tensor, residual: torch.Tensor | None = None) -> dnnl.Convolution | None:
+        """The oneDNN primitive for this input's shape and layout (and the residual's), built on first use; the last
+        few kept. None where the input's channels are not dense: PyTorch's call takes it.
+        """
+        strides = dnnl.nhwc_strides(x)
+        res_strides = () if residual is None else dnnl.nhwc_strides(residual)
+        if strides is None or res_strides is None:
+            return None
+        key = (*x.shape, *strides, -1, *res_strides)
+        conv = self.packed.pop(key, None)
+        if conv is None:
+            weight, pad = self.weight, ((self.padding,) * 2,) * 2
+            if self.tf_same:  # the uneven padding as it is: the k x k kernel without its zero row and column
+                weight, pad = weight[:, :, 1:, 1:], ((self.padding - 1, self.padding),) * 2
+            conv = dnnl.Convolution(weight, self.bias, x, self.stride, pad, self.dilation, self.groups, self.act,
+                                    residual)
+        assert isinstance(conv, dnnl.Convolution)
+        self.packed[key] = conv
+        while len(self.packed) > PACKED_SHAPES:
+            self.packed.popitem(last=False)
+        return conv
 
     def _packed(self, x: torch.Tensor, row_padding: int) -> torch.Tensor:
         """The weight in oneDNN's blocked layout for this input shape: reordered once, not on every call (5-15% of
@@ -68,6 +99,7 @@ class FConv:
         key = (*x.shape, row_padding)
         w = self.packed.pop(key, None)  # pop and put back: the most recent last, and no window for a KeyError
         if w is not None:
+            assert isinstance(w, torch.Tensor)
             self.packed[key] = w
             return w
         p, s, d = self.padding, self.stride, self.dilation
@@ -89,7 +121,7 @@ class FConv:
         fused = _POINTWISE is not None and device.type == "cpu" and (
             dtype == torch.float32 or (dtype == torch.bfloat16 and cpu_has_fast_bf16()))
         return FConv(w.contiguous(memory_format=CL), cast(self.bias), self.stride, self.padding,
-                     self.dilation, self.groups, self.act, fused)
+                     self.dilation, self.groups, self.act, fused, fused and dnnl.missing() is None, self.tf_same)
 
 
 def fold(layer: ConvBN) -> FConv:
@@ -104,6 +136,7 @@ def fold(layer: ConvBN) -> FConv:
         b = (b - bn.running_mean.double()) * scale + bn.bias.detach().double()
     stride, pad = conv.stride[0], conv.padding[0]
     assert isinstance(pad, int)
+    tf_same = isinstance(conv, SameConv2d) and stride != 1
     if isinstance(conv, SameConv2d):
         k = conv.kernel_size[0]
         if stride == 1:
@@ -111,7 +144,7 @@ def fold(layer: ConvBN) -> FConv:
         else:  # pad (before, after) = ((k-2)//2, k-2-(k-2)//2) for even sizes: one more tap in front
             w = F.pad(w, (1, 0, 1, 0))
             pad = k - 2 - (k - 2) // 2
-    return FConv(w.float(), b.float(), stride, pad, conv.dilation[0], conv.groups, act)
+    return FConv(w.float(), b.float(), stride, pad, conv.dilation[0], conv.groups, act, tf_same=tf_same)
 
 
 @dataclass

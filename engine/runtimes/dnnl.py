@@ -1,0 +1,261 @@
+"""oneDNN convolutions built once per input shape and run through oneDNN's C API.
+
+PyTorch's oneDNN call (``mkldnn._convolution_pointwise``) builds a primitive descriptor on every call: about
+40 us a convolution outside its arithmetic, ~60 convolutions a photo. Here each convolution's primitive, its
+weights in oneDNN's own layout and its memory objects are made once per input shape; a call sets two or three
+data pointers and executes. The library is the ``onednn-cpu-gomp`` wheel (oneDNN 3.2, GNU OpenMP): it shares
+PyTorch's ``libgomp`` and so its thread count. Where the wheel is missing or cannot load, the runtime keeps
+PyTorch's call (``missing()`` says why).
+
+A stride-2 convolution takes TensorFlow's uneven "same" padding as it is (oneDNN has separate padding before
+and after), so it runs its own k x k kernel, not the (k+1) x (k+1) one PyTorch's symmetric padding needs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import importlib.metadata
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+log = logging.getLogger(__name__)
+
+DIST = "onednn-cpu-gomp"
+INSTALL = f"pip install {DIST}"
+
+# Constants of oneDNN 3.2's C API (dnnl_types.h, dnnl_common_types.h).
+_F32, _BF16 = 3, 2
+_TAG_ANY, _TAG_A, _TAG_ABCD, _TAG_ABCDE = 1, 2, 5, 6
+_FORWARD_INFERENCE, _CONV_DIRECT = 96, 1
+_ELTWISE_RELU, _ELTWISE_CLIP, _BINARY_ADD = 0x20, 46, 0x1FFF0
+_ENGINE_CPU, _STREAM_DEFAULT = 1, 1
+_QUERY_WEIGHTS_MD, _QUERY_IMPL_INFO = 131, 8
+_ARG_SRC, _ARG_SRC_1, _ARG_DST, _ARG_WEIGHTS, _ARG_BIAS = 1, 2, 17, 33, 41
+_ARG_POST_OP_0 = 32768  # DNNL_ARG_ATTR_MULTIPLE_POST_OP(0)
+
+_P = ctypes.c_void_p
+_Dims = ctypes.c_int64 * 12  # dnnl_dims_t
+
+
+class _Arg(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_int), ("memory", _P)]  # dnnl_exec_arg_t
+
+
+class DnnlError(RuntimeError):
+    pass
+
+
+@functools.cache
+def _load() -> tuple[Any, str | None]:
+    """(the library with its engine and stream, None) or (None, why not)."""
+    try:
+        dist = importlib.metadata.distribution(DIST)
+    except importlib.metadata.PackageNotFoundError:
+        return None, f"{DIST} is not installed ({INSTALL})"
+    files = [f for f in dist.files or () if f.name == "libdnnl.so.3"]
+    if not files:
+        return None, f"{DIST} has no libdnnl.so.3 for this system"
+    try:
+        lib = ctypes.CDLL(str(dist.locate_file(files[0])), mode=ctypes.RTLD_LOCAL)
+        lib.dnnl_primitive_desc_query_md.restype = _P
+        lib.dnnl_memory_desc_get_size.restype = ctypes.c_size_t
+        lib.dnnl_memory_desc_get_size.argtypes = [_P]
+        lib.dnnl_memory_set_data_handle.argtypes = [_P, _P]
+        lib.dnnl_primitive_execute.argtypes = [_P, _P, ctypes.c_int, _P]
+        engine, stream = _P(), _P()
+        _ok(lib.dnnl_engine_create(ctypes.byref(engine), _ENGINE_CPU, 0), "engine")
+        _ok(lib.dnnl_stream_create(ctypes.byref(stream), engine, _STREAM_DEFAULT), "stream")
+    except (OSError, AttributeError, DnnlError) as err:
+        return None, f"{DIST} could not be loaded: {err}"
+    return (lib, engine, stream), None
+
+
+def missing() -> str | None:
+    """Why the direct oneDNN convolutions are not available here, or None."""
+    return _load()[1]
+
+
+def _ok(status: int, what: str) -> None:
+    if status != 0:
+        raise DnnlError(f"oneDNN {what} failed (status {status})")
+
+
+def _dims(values: Sequence[int]) -> Any:
+    return _Dims(*values)
+
+
+def nhwc_strides(t: torch.Tensor) -> tuple[int, ...] | None:
+    """The strides oneDNN is given for a 4-d tensor whose channels are dense (channels_last, or a channel slice of
+    such a buffer); those of its size-1 dimensions made what a channels_last tensor would have (they address
+    nothing). None where the channels are not dense.
+    """
+    n, c, h, w = t.shape
+    s0, s1, s2, s3 = t.stride()
+    if c > 1 and s1 != 1:
+        return None
+    s3 = s3 if w > 1 else c
+    s2 = s2 if h > 1 else w * s3
+    s0 = s0 if n > 1 else h * s2
+    return s0, 1, s2, s3
+
+
+class _Memory:
+    """A memory descriptor and its memory object (whose data pointer is set per call)."""
+
+    def __init__(self, lib: Any, engine: Any, md: _P) -> None:
+        self.lib, self.md, self.mem = lib, md, _P()
+        _ok(lib.dnnl_memory_create(ctypes.byref(self.mem), md, engine, None), "memory")
+
+    def close(self) -> None:
+        self.lib.dnnl_memory_destroy(self.mem)
+        self.lib.dnnl_memory_desc_destroy(self.md)
+
+
+def _md(lib: Any, shape: Sequence[int], dtype: int, strides: Sequence[int] | None = None, tag: int = 0) -> _P:
+    md = _P()
+    if strides is not None:
+        _ok(lib.dnnl_memory_desc_create_with_strides(ctypes.byref(md), len(shape), _dims(shape), dtype,
+                                                     _dims(strides)), "memory descriptor")
+    else:
+        _ok(lib.dnnl_memory_desc_create_with_tag(ctypes.byref(md), len(shape), _dims(shape), dtype, tag),
+            "memory descriptor")
+    return md
+
+
+class Convolution:
+    """One convolution (weights OIHW, float) with an optional activation or residual add, for one input shape and
+    layout: built once, then run many times. Thread-safe (a call holds the object's lock).
+    """
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, x: torch.Tensor, stride: int,
+                 padding: tuple[tuple[int, int], tuple[int, int]], dilation: int, groups: int, act: str | None,
+                 residual: torch.Tensor | None = None) -> None:
+        """``padding``: ((top, bottom), (left, right)). ``act``: None, "relu" or "relu6"; ``residual``: a tensor
+        added to the result (shape and layout of the output), only without an activation.
+        """
+        loaded, why = _load()
+        if loaded is None:
+            raise DnnlError(why or "oneDNN is not available")
+        lib, engine, self._stream = loaded
+        self._lib = lib
+        self._lock = threading.Lock()
+        self._closed: list[_Memory] = []
+        dt = {torch.float32: _F32, torch.bfloat16: _BF16}[x.dtype]
+        self.dtype = x.dtype
+        n, _, h, w = x.shape
+        (pt, pb), (pl, pr) = padding
+        kh, kw = weight.shape[2:]
+        ho = (h + pt + pb - dilation * (kh - 1) - 1) // stride + 1
+        wo = (w + pl + pr - dilation * (kw - 1) - 1) // stride + 1
+        self.out_shape = (n, weight.shape[0], ho, wo)
+        x_strides = nhwc_strides(x)
+        if x_strides is None:
+            raise ValueError("the input's channels must be dense (channels_last)")
+        self.residual_strides = None if residual is None else nhwc_strides(residual)
+        out_strides = [ho * wo * weight.shape[0], 1, wo * weight.shape[0], weight.shape[0]]
+        wshape = list(weight.shape) if groups == 1 else [groups, weight.shape[0] // groups, *weight.shape[1:]]
+        attr, post_ops = _P(), _P()
+        md_w_any = _md(lib, wshape, dt, tag=_TAG_ANY)
+        pd = _P()
+        try:
+            self._src = _Memory(lib, engine, _md(lib, x.shape, dt, x_strides))
+            self._dst = _Memory(lib, engine, _md(lib, self.out_shape, dt, out_strides))
+            self._bias = torch.zeros(weight.shape[0]) if bias is None else bias.detach().float().contiguous()
+            bias_mem = _Memory(lib, engine, _md(lib, [weight.shape[0]], _F32, tag=_TAG_A))
+            self._closed.append(bias_mem)
+            lib.dnnl_memory_set_data_handle(bias_mem.mem, self._bias.data_ptr())
+            _ok(lib.dnnl_primitive_attr_create(ctypes.byref(attr)), "attributes")
+            _ok(lib.dnnl_post_ops_create(ctypes.byref(post_ops)), "post-ops")
+            self._res: _Memory | None = None
+            if act is not None:
+                alg, beta = {"relu": (_ELTWISE_RELU, 0.0), "relu6": (_ELTWISE_CLIP, 6.0)}[act]
+                _ok(lib.dnnl_post_ops_append_eltwise(post_ops, alg, ctypes.c_float(0.0), ctypes.c_float(beta)),
+                    "eltwise post-op")
+            if residual is not None:
+                if act is not None or self.residual_strides is None or tuple(residual.shape) != self.out_shape:
+                    raise ValueError("a residual add takes an output-shaped, channels_last tensor and no activation")
+                self._res = _Memory(lib, engine, _md(lib, self.out_shape, dt, self.residual_strides))
+                _ok(lib.dnnl_post_ops_append_binary(post_ops, _BINARY_ADD, self._res.md), "binary post-op")
+            _ok(lib.dnnl_primitive_attr_set_post_ops(attr, post_ops), "post-ops")
+            _ok(lib.dnnl_convolution_forward_primitive_desc_create(
+                ctypes.byref(pd), engine, _FORWARD_INFERENCE, _CONV_DIRECT, self._src.md, md_w_any, bias_mem.md,
+                self._dst.md, _dims([stride, stride]), _dims([dilation - 1, dilation - 1]), _dims([pt, pl]),
+                _dims([pb, pr]), attr), "convolution")
+            info = ctypes.c_char_p()
+            lib.dnnl_primitive_desc_query(pd, _QUERY_IMPL_INFO, 0, ctypes.byref(info))
+            self.implementation = (info.value or b"").decode()
+            self._prim = _P()
+            _ok(lib.dnnl_primitive_create(ctypes.byref(self._prim), pd), "primitive")
+            self._weights = self._reorder_weights(weight, wshape, dt, pd, engine)
+            args = [(_ARG_SRC, self._src.mem), (_ARG_DST, self._dst.mem), (_ARG_WEIGHTS, self._weight_mem.mem),
+                    (_ARG_BIAS, bias_mem.mem)]
+            if self._res is not None:
+                args.append((_ARG_POST_OP_0 | _ARG_SRC_1, self._res.mem))
+            self._args = (_Arg * len(args))(*[_Arg(a, m) for a, m in args])
+        finally:
+            lib.dnnl_primitive_desc_destroy(pd)
+            lib.dnnl_post_ops_destroy(post_ops)
+            lib.dnnl_primitive_attr_destroy(attr)
+            lib.dnnl_memory_desc_destroy(md_w_any)
+
+    def _reorder_weights(self, weight: torch.Tensor, wshape: list[int], dt: int, pd: _P, engine: Any) -> torch.Tensor:
+        """The weights in the layout the primitive chose, once (a torch buffer holds them)."""
+        lib = self._lib
+        md = _P()
+        _ok(lib.dnnl_memory_desc_clone(ctypes.byref(md), _P(lib.dnnl_primitive_desc_query_md(pd, _QUERY_WEIGHTS_MD,
+                                                                                             0))), "weights md")
+        self._weight_mem = _Memory(lib, engine, md)
+        packed = torch.empty(lib.dnnl_memory_desc_get_size(md), dtype=torch.uint8)
+        lib.dnnl_memory_set_data_handle(self._weight_mem.mem, packed.data_ptr())
+        plain = weight.detach().to(self.dtype).contiguous()
+        src = _Memory(lib, engine, _md(lib, wshape, dt, tag=_TAG_ABCD if len(wshape) == 4 else _TAG_ABCDE))
+        rpd, rprim = _P(), _P()
+        try:
+            lib.dnnl_memory_set_data_handle(src.mem, plain.data_ptr())
+            _ok(lib.dnnl_reorder_primitive_desc_create(ctypes.byref(rpd), src.md, engine, md, engine, None),
+                "weights reorder")
+            _ok(lib.dnnl_primitive_create(ctypes.byref(rprim), rpd), "weights reorder")
+            args = (_Arg * 2)(_Arg(_ARG_SRC, src.mem), _Arg(_ARG_DST, self._weight_mem.mem))
+            _ok(lib.dnnl_primitive_execute(rprim, self._stream, 2, args), "weights reorder")
+            _ok(lib.dnnl_stream_wait(self._stream), "stream")
+        finally:
+            lib.dnnl_primitive_destroy(rprim)
+            lib.dnnl_primitive_desc_destroy(rpd)
+            src.close()
+        return packed
+
+    def __call__(self, x: torch.Tensor, residual: torch.Tensor | None = None,
+                 out: torch.Tensor | None = None) -> torch.Tensor:
+        """The convolution of ``x`` (the shape and layout it was built for), into ``out`` or a new channels_last
+        tensor.
+        """
+        if out is None:
+            out = torch.empty(self.out_shape, dtype=self.dtype, memory_format=torch.channels_last)
+        set_handle = self._lib.dnnl_memory_set_data_handle
+        with self._lock:
+            set_handle(self._src.mem, x.data_ptr())
+            set_handle(self._dst.mem, out.data_ptr())
+            if self._res is not None:
+                assert residual is not None
+                set_handle(self._res.mem, residual.data_ptr())
+            _ok(self._lib.dnnl_primitive_execute(self._prim, self._stream, len(self._args), self._args), "execute")
+        return out
+
+    def __del__(self) -> None:
+        lib = getattr(self, "_lib", None)
+        if lib is None:
+            return
+        try:
+            if getattr(self, "_prim", None) is not None:
+                lib.dnnl_primitive_destroy(self._prim)
+            for m in (getattr(self, "_src", None), getattr(self, "_dst", None), getattr(self, "_res", None),
+                      getattr(self, "_weight_mem", None), *getattr(self, "_closed", [])):
+                if m is not None:
+                    m.close()
+        except (AttributeError, TypeError):  # at interpreter exit the library may already be gone
+            pass
