@@ -75,6 +75,14 @@ def _load() -> tuple[Any, str | None]:
     return (lib, engine, stream), None
 
 
+def suits(dtype: torch.dtype, groups: int, stride: int) -> bool:
+    """Whether a convolution runs faster here than through PyTorch's oneDNN. oneDNN 3.2 has no brdgmm kernel for
+    bf16 depthwise convolutions: at stride 1 its jit_dw took 1.4-1.8x PyTorch's time (docs/experiments, "oneDNN
+    primitives built once"); at stride 2 its own k x k kernel wins over PyTorch's (k+1) x (k+1).
+    """
+    return not (dtype == torch.bfloat16 and groups > 1 and stride == 1)
+
+
 def missing() -> str | None:
     """Why the direct oneDNN convolutions are not available here, or None."""
     return _load()[1]

@@ -121,7 +121,8 @@ class FConv:
         fused = _POINTWISE is not None and device.type == "cpu" and (
             dtype == torch.float32 or (dtype == torch.bfloat16 and cpu_has_fast_bf16()))
         return FConv(w.contiguous(memory_format=CL), cast(self.bias), self.stride, self.padding,
-                     self.dilation, self.groups, self.act, fused, fused and dnnl.missing() is None, self.tf_same)
+                     self.dilation, self.groups, self.act, fused,
+                     fused and dnnl.missing() is None and dnnl.suits(dtype, self.groups, self.stride), self.tf_same)
 
 
 def fold(layer: ConvBN) -> FConv:
