@@ -1,0 +1,155 @@
+"""oneDNN primitives built once (engine/runtimes/dnnl.py) compute what PyTorch's convolution computes, for the
+convolution kinds, paddings, layouts and post-ops the runtime gives them, and the runtime falls back to PyTorch's
+call where the library is missing or an input's channels are not dense.
+"""
+
+import importlib.metadata
+import threading
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from helpers import grey_photo, random_model
+
+from engine.colorizer import pack, prepare
+from engine.devices import cpu_has_fast_bf16
+from engine.runtimes import BaselineRuntime, dnnl
+from engine.runtimes.base import AGREEMENT
+from engine.runtimes.folded import CL, FConv
+from engine.runtimes.optimized import OptimizedRuntime
+
+CPU = torch.device("cpu")
+needs_dnnl = pytest.mark.skipif(dnnl.missing() is not None, reason=str(dnnl.missing()))
+
+
+def reference(x, w, b, stride, padding, dilation, groups, act, residual=None):
+    (pt, pb), (pl, pr) = padding
+    y = F.conv2d(F.pad(x.float(), (pl, pr, pt, pb)), w.float(), b, stride, 0, dilation, groups)
+    if act == "relu":
+        y = y.relu()
+    elif act == "relu6":
+        y = y.clamp(0, 6)
+    return y if residual is None else y + residual.float()
+
+
+def inputs(n, c, h, w, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(n, c, h, w, generator=g).contiguous(memory_format=CL)
+
+
+@needs_dnnl
+@pytest.mark.parametrize("cin, cout, k, stride, groups, dilation, act, padding", [
+    (16, 96, 1, 1, 1, 1, "relu6", ((0, 0), (0, 0))),  # expand
+    (24, 24, 3, 1, 24, 1, "relu6", ((1, 1), (1, 1))),  # depthwise
+    (24, 24, 3, 2, 24, 1, "relu6", ((0, 1), (0, 1))),  # depthwise, stride 2, TF's uneven "same"
+    (8, 8, 5, 2, 8, 1, "relu6", ((1, 2), (1, 2))),
+    (3, 16, 3, 2, 1, 1, "relu6", ((0, 1), (0, 1))),  # the stem
+    (40, 24, 3, 1, 1, 1, "relu", ((1, 1), (1, 1))),  # a decoder convolution
+    (32, 16, 3, 1, 1, 6, "relu", ((6, 6), (6, 6))),  # a dilated ASPP branch
+    (32, 8, 1, 1, 1, 1, None, ((0, 0), (0, 0))),  # a project, no activation
+])
+def test_a_built_convolution_equals_pytorchs_in_fp32(cin, cout, k, stride, groups, dilation, act, padding):
+    x = inputs(2, cin, 20, 28)
+    g = torch.Generator().manual_seed(1)
+    w, b = torch.randn(cout, cin // groups, k, k, generator=g) * 0.2, torch.randn(cout, generator=g)
+    conv = dnnl.Convolution(w, b, x, stride, padding, dilation, groups, act)
+    want = reference(x, w, b, stride, padding, dilation, groups, act)
+    got = conv(x)
+    assert got.shape == want.shape and got.is_contiguous(memory_format=CL)
+    assert want.abs().max() > 1.0
+    assert (got - want).abs().max() <= 1e-4 * want.abs().max()
+    again = conv(inputs(2, cin, 20, 28, seed=5))  # built once, run again on other data
+    assert (again - reference(inputs(2, cin, 20, 28, seed=5), w, b, stride, padding, dilation, groups,
+                              act)).abs().max() <= 1e-4 * want.abs().max()
+
+
+@needs_dnnl
+def test_the_residual_add_is_a_post_op_and_a_channel_slice_is_read_in_place():
+    buf = inputs(2, 40, 16, 16)
+    x = buf[:, 8:32]  # a channel slice of a channels_last buffer: dense channels, wider pixel stride
+    residual = inputs(2, 24, 16, 16, seed=3)
+    g = torch.Generator().manual_seed(2)
+    w, b = torch.randn(24, 24, 1, 1, generator=g) * 0.2, torch.randn(24, generator=g)
+    conv = dnnl.Convolution(w, b, x, 1, ((0, 0), (0, 0)), 1, 1, None, residual)
+    want = reference(x, w, b, 1, ((0, 0), (0, 0)), 1, 1, None, residual)
+    assert (conv(x, residual) - want).abs().max() <= 1e-4 * want.abs().max()
+
+
+@needs_dnnl
+def test_an_input_without_dense_channels_is_refused_and_fconv_takes_pytorchs_call():
+    x = torch.randn(1, 8, 12, 12)  # NCHW: channels strided
+    assert dnnl.nhwc_strides(x) is None
+    with pytest.raises(ValueError):
+        dnnl.Convolution(torch.randn(4, 8, 1, 1), None, x, 1, ((0, 0), (0, 0)), 1, 1, None)
+    conv = FConv(torch.randn(4, 8, 3, 3).contiguous(memory_format=CL), torch.randn(4), 1, 1, act="relu",
+                 fused=True, direct=True)
+    got = conv(x)
+    assert not conv.packed or all(isinstance(v, torch.Tensor) for v in conv.packed.values())  # nothing built
+    assert (got - reference(x, conv.weight, conv.bias, 1, ((1, 1), (1, 1)), 1, 1, "relu")).abs().max() <= 1e-4
+
+
+@needs_dnnl
+@pytest.mark.skipif(not cpu_has_fast_bf16(), reason="no native bf16 on this CPU: the runtime keeps fp32")
+def test_a_built_convolution_in_bf16_stays_within_bf16_rounding():
+    x = inputs(1, 32, 24, 24)
+    g = torch.Generator().manual_seed(4)
+    w, b = torch.randn(64, 32, 3, 3, generator=g) * 0.1, torch.randn(64, generator=g)
+    got = dnnl.Convolution(w, b, x.bfloat16(), 1, ((1, 1), (1, 1)), 1, 1, "relu")(x.bfloat16())
+    want = reference(x.bfloat16(), w.bfloat16(), b, 1, ((1, 1), (1, 1)), 1, 1, "relu")
+    assert got.dtype == torch.bfloat16
+    assert (got.float() - want).abs().max() <= 2e-2 * want.abs().max()
+
+
+def canvas(shapes, seed=0):
+    return pack([prepare(grey_photo(h, w, seed + i), 96) for i, (h, w) in enumerate(shapes)])
+
+
+@needs_dnnl
+def test_the_runtime_builds_its_convolutions_and_agrees_with_pytorchs_call():
+    model = random_model()
+    on, off = OptimizedRuntime(model, CPU, "fp32"), OptimizedRuntime(model, CPU, "fp32")
+    for conv in off.net._convs():
+        conv.direct = False
+    L = canvas([(64, 96), (64, 96), (64, 96)])
+    a, b, base = on.run(L), off.run(L), BaselineRuntime(model, CPU).run(L)
+    built = [c for c in on.net._convs() if any(isinstance(v, dnnl.Convolution) for v in c.packed.values())]
+    assert len(built) > 40  # every convolution of the forward went through a built primitive
+    assert any(c.tf_same for c in built)  # the stride-2 "same" ones too, with their own k x k kernels
+    assert np.abs(a - base).max() <= AGREEMENT["fp32"].max_abs
+    assert np.abs(a - b).max() <= AGREEMENT["fp32"].max_abs
+
+
+def test_without_the_library_the_runtime_keeps_pytorchs_call(monkeypatch):
+    def absent(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", absent)
+    lib, why = dnnl._load.__wrapped__()
+    assert lib is None and why is not None and dnnl.INSTALL in why
+    monkeypatch.setattr(dnnl, "missing", lambda: why)
+    model = random_model()
+    opt = OptimizedRuntime(model, CPU, "fp32")
+    assert not any(c.direct for c in opt.net._convs())
+    L = canvas([(64, 64)])
+    assert np.abs(opt.run(L) - BaselineRuntime(model, CPU).run(L)).max() <= AGREEMENT["fp32"].max_abs
+
+
+@needs_dnnl
+def test_one_built_convolution_serves_two_threads_at_once():
+    w, b = torch.randn(32, 16, 3, 3) * 0.2, torch.randn(32)
+    conv = FConv(w.contiguous(memory_format=CL), b, 1, 1, act="relu", fused=True, direct=True)
+    xs = [inputs(1, 16, 48, 48, seed=s) for s in range(2)]
+    wants = [reference(x, w, b, 1, ((1, 1), (1, 1)), 1, 1, "relu") for x in xs]
+    errors: list[float] = []
+
+    def work(i):
+        for _ in range(30):
+            errors.append(float((conv(xs[i]) - wants[i]).abs().max()))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(errors) == 60 and max(errors) <= 1e-4 * max(float(w.abs().max()) for w in wants)
