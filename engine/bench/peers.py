@@ -42,7 +42,8 @@ ENGINE_ROW = "--engine openvino"  # our converted model on OpenVINO, as the app 
 def run_peers_bench(s: BenchSettings) -> int:
     """Our runtimes beside the model exported to ONNX on ONNX Runtime and OpenVINO: one process, the same
     inputs, every runtime once a round in turn (a busy spell on the shared cores hits them all alike), the
-    median over the rounds, and each one's agreement with our baseline.
+    median over the rounds, and each one's agreement with our baseline. The order rotates by one each round: what a
+    runtime leaves behind (a trimmed heap, threads still spinning) falls on a different one each time.
     """
     import copy
 
@@ -82,8 +83,8 @@ def run_peers_bench(s: BenchSettings) -> int:
                 for _ in range(max(1, s.warmup)):
                     outputs[(name, precision)] = run(L)
             times: dict[tuple[str, str], list[float]] = {(n, p): [] for n, p, _ in runners}
-            for _ in range(s.rounds):
-                for name, precision, run in runners:
+            for r in range(s.rounds):  # each round starts one runtime further on: none always follows the same one
+                for name, precision, run in runners[r % len(runners):] + runners[: r % len(runners)]:
                     t = time.perf_counter()
                     run(L)
                     times[(name, precision)].append(1000 * (time.perf_counter() - t) / batch)
