@@ -38,6 +38,8 @@ _QUERY_WEIGHTS_MD, _QUERY_IMPL_INFO = 131, 8
 _ARG_SRC, _ARG_SRC_1, _ARG_DST, _ARG_WEIGHTS, _ARG_BIAS = 1, 2, 17, 33, 41
 _ARG_POST_OP_0 = 32768  # DNNL_ARG_ATTR_MULTIPLE_POST_OP(0)
 
+GENERIC = ("ref", "x64:gemm", "gemm")  # implementations that are oneDNN's generic fallbacks, not its fast kernels
+
 _P = ctypes.c_void_p
 _Dims = ctypes.c_int64 * 12  # dnnl_dims_t
 
@@ -197,6 +199,9 @@ class Convolution:
             info = ctypes.c_char_p()
             lib.dnnl_primitive_desc_query(pd, _QUERY_IMPL_INFO, 0, ctypes.byref(info))
             self.implementation = (info.value or b"").decode()
+            # oneDNN's generic fallbacks (a kernel larger than a tiny input: a bf16 5x5 depthwise at 2 x 2 px) took
+            # 10-20x PyTorch's time for the same convolution: the caller keeps PyTorch's call for this shape
+            self.generic = self.implementation.startswith(GENERIC)
             self._prim = _P()
             _ok(lib.dnnl_primitive_create(ctypes.byref(self._prim), pd), "primitive")
             self._weights = self._reorder_weights(weight, wshape, dt, pd, engine)

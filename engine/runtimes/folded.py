@@ -72,7 +72,8 @@ class FConv:
 
     def _built(self, x: torch.Tensor, residual: torch.Tensor | None = None) -> dnnl.Convolution | None:
         """The oneDNN primitive for this input's shape and layout (and the residual's), built on first use; the last
-        few kept. None where the input's channels are not dense: PyTorch's call takes it.
+        few kept. None where the input's channels are not dense or oneDNN has only a generic kernel for it: PyTorch's
+        call takes those.
         """
         strides = dnnl.nhwc_strides(x)
         res_strides = () if residual is None else dnnl.nhwc_strides(residual)
@@ -90,7 +91,7 @@ class FConv:
         self.packed[key] = conv
         while len(self.packed) > PACKED_SHAPES:
             self.packed.popitem(last=False)
-        return conv
+        return None if conv.generic else conv
 
     def _packed(self, x: torch.Tensor, row_padding: int) -> torch.Tensor:
         """The weight in oneDNN's blocked layout for this input shape: reordered once, not on every call (5-15% of

@@ -153,3 +153,20 @@ def test_one_built_convolution_serves_two_threads_at_once():
     for t in threads:
         t.join()
     assert len(errors) == 60 and max(errors) <= 1e-4 * max(float(w.abs().max()) for w in wants)
+
+
+@needs_dnnl
+def test_a_shape_oneDNN_has_only_a_generic_kernel_for_takes_pytorchs_call(monkeypatch):
+    """Where its fast kernels do not apply (a kernel wider than a tiny input) oneDNN falls back to a generic one;
+    those ran 10-20x slower than PyTorch's call, so FConv keeps PyTorch's for that shape.
+    """
+    w, b = torch.randn(8, 8, 3, 3) * 0.2, torch.randn(8)
+    x = inputs(1, 8, 6, 6)
+    implementation = dnnl.Convolution(w, b, x, 1, ((1, 1), (1, 1)), 1, 1, "relu").implementation
+    monkeypatch.setattr(dnnl, "GENERIC", (implementation,))  # this CPU's kernel for it counts as generic
+    conv = FConv(w.contiguous(memory_format=CL), b, 1, 1, act="relu", fused=True, direct=True)
+    got = conv(x)
+    built = [v for v in conv.packed.values() if isinstance(v, dnnl.Convolution)]
+    assert len(built) == 1 and built[0].generic  # built once, remembered, not used
+    assert any(isinstance(v, torch.Tensor) for v in conv.packed.values())  # PyTorch's packed weight ran it
+    assert (got - reference(x, w, b, 1, ((1, 1), (1, 1)), 1, 1, "relu")).abs().max() <= 1e-4 * got.abs().max()
