@@ -438,7 +438,14 @@ def test_cli_says_when_a_photo_was_colorized_on_the_cpu(tmp_path, weights, monke
         # The first is the "GPU" runtime; the one made later for the fallback is the real CPU one.
         return OomRuntime(runtime, refuse=lambda L: True) if len(made) == 1 else runtime
 
+    real_fallback = colorizer_mod.optimized_or_baseline
+
+    def fallback(model, device, precision="fp32"):
+        made.append(real_fallback(model, device, precision))
+        return made[-1]
+
     monkeypatch.setattr(colorizer_mod, "make_runtime", make)
+    monkeypatch.setattr(colorizer_mod, "optimized_or_baseline", fallback)
     write_grey(tmp_path / "in" / "one.png", 40, 50)
     code = cli.main(["colorize", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--size", "64",
                      "--weights", str(weights), "--device", "cpu"])
