@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from ..devices import cpu_has_fast_bf16
+from ..runtimes import dnnl
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class CpuInfo:
     avx512_bf16: bool
     bf16_native: bool  # engine.devices.cpu_has_fast_bf16: what "auto" precision goes by
     onednn_cap: str = ""  # ONEDNN_MAX_CPU_ISA: oneDNN (ours and OpenVINO's) held to a narrower ISA, e.g. AVX2
+    convolutions: str = ""  # which call runs our CPU convolutions (engine.runtimes.dnnl.describe)
 
     def line(self) -> str:
         held = self.onednn_cap.upper()  # e.g. AVX2, AVX512_CORE_BF16, AVX512_CORE_AMX: what oneDNN may still use
@@ -31,7 +33,9 @@ class CpuInfo:
         extras = [name for name, on in (("AMX", amx), ("AVX512-BF16", bf16)) if on]
         isa = self.capability + (f" + {' + '.join(extras)}" if extras else "")
         cap = f"; oneDNN held to {self.onednn_cap} (ONEDNN_MAX_CPU_ISA)" if self.onednn_cap else ""
-        return f"cpu: {self.model}; {isa}{cap}; bf16 {'native' if self.bf16_native else 'emulated (not offered)'}"
+        convs = f"; convolutions: {self.convolutions}" if self.convolutions else ""
+        return (f"cpu: {self.model}; {isa}{cap}; bf16 {'native' if self.bf16_native else 'emulated (not offered)'}"
+                f"{convs}")
 
 
 def cpu_info() -> CpuInfo:
@@ -48,7 +52,8 @@ def cpu_info() -> CpuInfo:
     except OSError:  # not Linux: the flags are unknown, torch's own figures remain
         pass
     return CpuInfo(model, torch.backends.cpu.get_cpu_capability(), "amx_tile" in flags, "avx512_bf16" in flags,
-                   cpu_has_fast_bf16(), os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA", ""))
+                   cpu_has_fast_bf16(), os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA", ""),
+                   dnnl.describe())
 
 
 def conv_peak_gflops(device: torch.device, dtype: torch.dtype) -> float:

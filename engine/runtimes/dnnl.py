@@ -17,6 +17,7 @@ import ctypes
 import functools
 import importlib.metadata
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 
 DIST = "onednn-cpu-gomp"
 INSTALL = f"pip install {DIST}"
+SWITCH = "COLORIZER_ONEDNN"  # 0: PyTorch's call for every convolution (a way around a fault in the library)
 
 # Constants of oneDNN 3.2's C API (dnnl_types.h, dnnl_common_types.h).
 _F32, _BF16 = 3, 2
@@ -55,6 +57,8 @@ class DnnlError(RuntimeError):
 @functools.cache
 def _load() -> tuple[Any, str | None]:
     """(the library with its engine and stream, None) or (None, why not)."""
+    if os.environ.get(SWITCH, "1") == "0":
+        return None, f"turned off ({SWITCH}=0)"
     try:
         dist = importlib.metadata.distribution(DIST)
     except importlib.metadata.PackageNotFoundError:
@@ -88,6 +92,12 @@ def suits(dtype: torch.dtype, groups: int, stride: int) -> bool:
 def missing() -> str | None:
     """Why the direct oneDNN convolutions are not available here, or None."""
     return _load()[1]
+
+
+def describe() -> str:
+    """Which call runs the CPU convolutions, for a bench's CPU line."""
+    why = missing()
+    return "oneDNN 3.2 primitives built once" if why is None else f"PyTorch's oneDNN call ({why})"
 
 
 def _ok(status: int, what: str) -> None:

@@ -174,3 +174,13 @@ def test_a_shape_oneDNN_has_only_a_generic_kernel_for_takes_pytorchs_call(monkey
     assert len(built) == 1 and built[0].generic  # built once, remembered, not used
     assert any(isinstance(v, torch.Tensor) for v in conv.packed.values())  # PyTorch's packed weight ran it
     assert (got - reference(x, w, b, 1, ((1, 1), (1, 1)), 1, 1, "relu")).abs().max() <= 1e-4 * got.abs().max()
+
+
+def test_the_switch_turns_the_primitives_off_and_the_bench_says_which_call_runs(monkeypatch):
+    from engine.bench.hardware import cpu_info
+
+    monkeypatch.setenv(dnnl.SWITCH, "0")
+    lib, why = dnnl._load.__wrapped__()
+    assert lib is None and why is not None and dnnl.SWITCH in why
+    monkeypatch.setattr(dnnl, "missing", lambda: why)
+    assert f"convolutions: PyTorch's oneDNN call ({why})" in cpu_info().line()
