@@ -35,6 +35,7 @@ _F32, _BF16 = 3, 2
 _TAG_ANY, _TAG_A, _TAG_ABCD, _TAG_ABCDE = 1, 2, 5, 6
 _FORWARD_INFERENCE, _CONV_DIRECT = 96, 1
 _ELTWISE_RELU, _ELTWISE_CLIP, _BINARY_ADD = 0x20, 46, 0x1FFF0
+_RESAMPLING_LINEAR, _SOFTMAX_ACCURATE = 0x2FFF1, 0x30000
 _ENGINE_CPU, _STREAM_DEFAULT = 1, 1
 _QUERY_WEIGHTS_MD, _QUERY_IMPL_INFO = 131, 8
 _ARG_SRC, _ARG_SRC_1, _ARG_DST, _ARG_WEIGHTS, _ARG_BIAS = 1, 2, 17, 33, 41
@@ -147,9 +148,78 @@ def _md(lib: Any, shape: Sequence[int], dtype: int, strides: Sequence[int] | Non
     return md
 
 
-class Convolution:
+class _Built:
+    """A oneDNN primitive with its memory objects, built once for one set of shapes and layouts; a call sets the
+    data pointers of its inputs and outputs and executes. Thread-safe (a call holds the object's lock).
+    """
+
+    def __init__(self) -> None:
+        loaded, why = _load()
+        if loaded is None:
+            raise DnnlError(why or "oneDNN is not available")
+        self._lib, self._engine, self._stream = loaded
+        self._lock = threading.Lock()
+        self._owned: list[_Memory] = []  # memories whose data stays put (weights, bias)
+        self._io: list[_Memory] = []  # memories whose data pointer each call sets, in ``_execute``'s order
+        self._prim: _P | None = None
+        self.implementation, self.generic = "", False
+
+    def _memory(self, md: _P, io: bool = True) -> _Memory:
+        m = _Memory(self._lib, self._engine, md)
+        (self._io if io else self._owned).append(m)
+        return m
+
+    def _finish(self, pd: _P, args: list[tuple[int, _Memory]]) -> None:
+        """Create the primitive from its descriptor (destroyed here) and fix its argument list."""
+        lib = self._lib
+        try:
+            info = ctypes.c_char_p()
+            lib.dnnl_primitive_desc_query(pd, _QUERY_IMPL_INFO, 0, ctypes.byref(info))
+            self.implementation = (info.value or b"").decode()
+            # oneDNN's generic fallbacks (a kernel larger than a tiny input: a bf16 5x5 depthwise at 2 x 2 px; a
+            # channel slice as a convolution's input) took 10-500x PyTorch's time: callers keep PyTorch's call there
+            self.generic = self.implementation.startswith(GENERIC)
+            prim = _P()
+            _ok(lib.dnnl_primitive_create(ctypes.byref(prim), pd), "primitive")
+            self._prim = prim
+        finally:
+            lib.dnnl_primitive_desc_destroy(pd)
+        self._args = (_Arg * len(args))(*[_Arg(a, m.mem) for a, m in args])
+
+    def _execute(self, *tensors: torch.Tensor) -> None:
+        set_handle = self._lib.dnnl_memory_set_data_handle
+        with self._lock:
+            for m, t in zip(self._io, tensors, strict=True):
+                set_handle(m.mem, t.data_ptr())
+            _ok(self._lib.dnnl_primitive_execute(self._prim, self._stream, len(self._args), self._args), "execute")
+
+    def __del__(self) -> None:
+        lib = getattr(self, "_lib", None)
+        if lib is None:
+            return
+        try:
+            if getattr(self, "_prim", None) is not None:
+                lib.dnnl_primitive_destroy(self._prim)
+            for m in (*getattr(self, "_io", ()), *getattr(self, "_owned", ())):
+                m.close()
+        except (AttributeError, TypeError):  # at interpreter exit the library may already be gone
+            pass
+
+
+def _dtype(t: torch.Tensor) -> int:
+    return {torch.float32: _F32, torch.bfloat16: _BF16}[t.dtype]
+
+
+def _strides(t: torch.Tensor) -> tuple[int, ...]:
+    strides = nhwc_strides(t)
+    if strides is None:
+        raise ValueError("oneDNN here takes tensors whose channels are dense (channels_last)")
+    return strides
+
+
+class Convolution(_Built):
     """One convolution (weights OIHW, float) with an optional activation or residual add, for one input shape and
-    layout: built once, then run many times. Thread-safe (a call holds the object's lock).
+    layout.
     """
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, x: torch.Tensor, stride: int,
@@ -158,83 +228,62 @@ class Convolution:
         """``padding``: ((top, bottom), (left, right)). ``act``: None, "relu" or "relu6"; ``residual``: a tensor
         added to the result (shape and layout of the output), only without an activation.
         """
-        loaded, why = _load()
-        if loaded is None:
-            raise DnnlError(why or "oneDNN is not available")
-        lib, engine, self._stream = loaded
-        self._lib = lib
-        self._lock = threading.Lock()
-        self._closed: list[_Memory] = []
-        dt = {torch.float32: _F32, torch.bfloat16: _BF16}[x.dtype]
+        super().__init__()
+        lib = self._lib
+        dt = _dtype(x)
         self.dtype = x.dtype
         n, _, h, w = x.shape
         (pt, pb), (pl, pr) = padding
         kh, kw = weight.shape[2:]
+        cout = weight.shape[0]
         ho = (h + pt + pb - dilation * (kh - 1) - 1) // stride + 1
         wo = (w + pl + pr - dilation * (kw - 1) - 1) // stride + 1
-        self.out_shape = (n, weight.shape[0], ho, wo)
-        x_strides = nhwc_strides(x)
-        if x_strides is None:
-            raise ValueError("the input's channels must be dense (channels_last)")
-        self.residual_strides = None if residual is None else nhwc_strides(residual)
-        out_strides = [ho * wo * weight.shape[0], 1, wo * weight.shape[0], weight.shape[0]]
-        wshape = list(weight.shape) if groups == 1 else [groups, weight.shape[0] // groups, *weight.shape[1:]]
-        attr, post_ops = _P(), _P()
+        self.out_shape = (n, cout, ho, wo)
+        if residual is not None and (act is not None or tuple(residual.shape) != self.out_shape):
+            raise ValueError("a residual add takes an output-shaped tensor and no activation")
+        src = self._memory(_md(lib, x.shape, dt, _strides(x)))
+        dst = self._memory(_md(lib, self.out_shape, dt, (ho * wo * cout, 1, wo * cout, cout)))
+        res = None if residual is None else self._memory(_md(lib, self.out_shape, dt, _strides(residual)))
+        self.residual = res is not None
+        self._bias = torch.zeros(cout) if bias is None else bias.detach().float().contiguous()
+        bias_mem = self._memory(_md(lib, [cout], _F32, tag=_TAG_A), io=False)
+        lib.dnnl_memory_set_data_handle(bias_mem.mem, self._bias.data_ptr())
+        wshape = list(weight.shape) if groups == 1 else [groups, cout // groups, *weight.shape[1:]]
+        attr, post_ops, pd = _P(), _P(), _P()
         md_w_any = _md(lib, wshape, dt, tag=_TAG_ANY)
-        pd = _P()
         try:
-            self._src = _Memory(lib, engine, _md(lib, x.shape, dt, x_strides))
-            self._dst = _Memory(lib, engine, _md(lib, self.out_shape, dt, out_strides))
-            self._bias = torch.zeros(weight.shape[0]) if bias is None else bias.detach().float().contiguous()
-            bias_mem = _Memory(lib, engine, _md(lib, [weight.shape[0]], _F32, tag=_TAG_A))
-            self._closed.append(bias_mem)
-            lib.dnnl_memory_set_data_handle(bias_mem.mem, self._bias.data_ptr())
             _ok(lib.dnnl_primitive_attr_create(ctypes.byref(attr)), "attributes")
             _ok(lib.dnnl_post_ops_create(ctypes.byref(post_ops)), "post-ops")
-            self._res: _Memory | None = None
             if act is not None:
                 alg, beta = {"relu": (_ELTWISE_RELU, 0.0), "relu6": (_ELTWISE_CLIP, 6.0)}[act]
                 _ok(lib.dnnl_post_ops_append_eltwise(post_ops, alg, ctypes.c_float(0.0), ctypes.c_float(beta)),
                     "eltwise post-op")
-            if residual is not None:
-                if act is not None or self.residual_strides is None or tuple(residual.shape) != self.out_shape:
-                    raise ValueError("a residual add takes an output-shaped, channels_last tensor and no activation")
-                self._res = _Memory(lib, engine, _md(lib, self.out_shape, dt, self.residual_strides))
-                _ok(lib.dnnl_post_ops_append_binary(post_ops, _BINARY_ADD, self._res.md), "binary post-op")
+            if res is not None:
+                _ok(lib.dnnl_post_ops_append_binary(post_ops, _BINARY_ADD, res.md), "binary post-op")
             _ok(lib.dnnl_primitive_attr_set_post_ops(attr, post_ops), "post-ops")
             _ok(lib.dnnl_convolution_forward_primitive_desc_create(
-                ctypes.byref(pd), engine, _FORWARD_INFERENCE, _CONV_DIRECT, self._src.md, md_w_any, bias_mem.md,
-                self._dst.md, _dims([stride, stride]), _dims([dilation - 1, dilation - 1]), _dims([pt, pl]),
+                ctypes.byref(pd), self._engine, _FORWARD_INFERENCE, _CONV_DIRECT, src.md, md_w_any, bias_mem.md,
+                dst.md, _dims([stride, stride]), _dims([dilation - 1, dilation - 1]), _dims([pt, pl]),
                 _dims([pb, pr]), attr), "convolution")
-            info = ctypes.c_char_p()
-            lib.dnnl_primitive_desc_query(pd, _QUERY_IMPL_INFO, 0, ctypes.byref(info))
-            self.implementation = (info.value or b"").decode()
-            # oneDNN's generic fallbacks (a kernel larger than a tiny input: a bf16 5x5 depthwise at 2 x 2 px) took
-            # 10-20x PyTorch's time for the same convolution: the caller keeps PyTorch's call for this shape
-            self.generic = self.implementation.startswith(GENERIC)
-            self._prim = _P()
-            _ok(lib.dnnl_primitive_create(ctypes.byref(self._prim), pd), "primitive")
-            self._weights = self._reorder_weights(weight, wshape, dt, pd, engine)
-            args = [(_ARG_SRC, self._src.mem), (_ARG_DST, self._dst.mem), (_ARG_WEIGHTS, self._weight_mem.mem),
-                    (_ARG_BIAS, bias_mem.mem)]
-            if self._res is not None:
-                args.append((_ARG_POST_OP_0 | _ARG_SRC_1, self._res.mem))
-            self._args = (_Arg * len(args))(*[_Arg(a, m) for a, m in args])
+            weights = self._reorder_weights(weight, wshape, dt, pd)
         finally:
-            lib.dnnl_primitive_desc_destroy(pd)
             lib.dnnl_post_ops_destroy(post_ops)
             lib.dnnl_primitive_attr_destroy(attr)
             lib.dnnl_memory_desc_destroy(md_w_any)
+        args = [(_ARG_SRC, src), (_ARG_DST, dst), (_ARG_WEIGHTS, weights), (_ARG_BIAS, bias_mem)]
+        if res is not None:
+            args.append((_ARG_POST_OP_0 | _ARG_SRC_1, res))
+        self._finish(pd, args)
 
-    def _reorder_weights(self, weight: torch.Tensor, wshape: list[int], dt: int, pd: _P, engine: Any) -> torch.Tensor:
+    def _reorder_weights(self, weight: torch.Tensor, wshape: list[int], dt: int, pd: _P) -> _Memory:
         """The weights in the layout the primitive chose, once (a torch buffer holds them)."""
-        lib = self._lib
+        lib, engine = self._lib, self._engine
         md = _P()
         _ok(lib.dnnl_memory_desc_clone(ctypes.byref(md), _P(lib.dnnl_primitive_desc_query_md(pd, _QUERY_WEIGHTS_MD,
                                                                                              0))), "weights md")
-        self._weight_mem = _Memory(lib, engine, md)
-        packed = torch.empty(lib.dnnl_memory_desc_get_size(md), dtype=torch.uint8)
-        lib.dnnl_memory_set_data_handle(self._weight_mem.mem, packed.data_ptr())
+        packed = self._memory(md, io=False)
+        self._packed = torch.empty(lib.dnnl_memory_desc_get_size(md), dtype=torch.uint8)
+        lib.dnnl_memory_set_data_handle(packed.mem, self._packed.data_ptr())
         plain = weight.detach().to(self.dtype).contiguous()
         src = _Memory(lib, engine, _md(lib, wshape, dt, tag=_TAG_ABCD if len(wshape) == 4 else _TAG_ABCDE))
         rpd, rprim = _P(), _P()
@@ -243,7 +292,7 @@ class Convolution:
             _ok(lib.dnnl_reorder_primitive_desc_create(ctypes.byref(rpd), src.md, engine, md, engine, None),
                 "weights reorder")
             _ok(lib.dnnl_primitive_create(ctypes.byref(rprim), rpd), "weights reorder")
-            args = (_Arg * 2)(_Arg(_ARG_SRC, src.mem), _Arg(_ARG_DST, self._weight_mem.mem))
+            args = (_Arg * 2)(_Arg(_ARG_SRC, src.mem), _Arg(_ARG_DST, packed.mem))
             _ok(lib.dnnl_primitive_execute(rprim, self._stream, 2, args), "weights reorder")
             _ok(lib.dnnl_stream_wait(self._stream), "stream")
         finally:
@@ -259,26 +308,56 @@ class Convolution:
         """
         if out is None:
             out = torch.empty(self.out_shape, dtype=self.dtype, memory_format=torch.channels_last)
-        set_handle = self._lib.dnnl_memory_set_data_handle
-        with self._lock:
-            set_handle(self._src.mem, x.data_ptr())
-            set_handle(self._dst.mem, out.data_ptr())
-            if self._res is not None:
-                assert residual is not None
-                set_handle(self._res.mem, residual.data_ptr())
-            _ok(self._lib.dnnl_primitive_execute(self._prim, self._stream, len(self._args), self._args), "execute")
+        if self.residual:
+            if residual is None:
+                raise ValueError("this convolution was built with a residual add: pass the residual")
+            self._execute(x, out, residual)
+        else:
+            self._execute(x, out)
         return out
 
-    def __del__(self) -> None:
-        lib = getattr(self, "_lib", None)
-        if lib is None:
-            return
-        try:
-            if getattr(self, "_prim", None) is not None:
-                lib.dnnl_primitive_destroy(self._prim)
-            for m in (getattr(self, "_src", None), getattr(self, "_dst", None), getattr(self, "_res", None),
-                      getattr(self, "_weight_mem", None), *getattr(self, "_closed", [])):
-                if m is not None:
-                    m.close()
-        except (AttributeError, TypeError):  # at interpreter exit the library may already be gone
-            pass
+
+class Resampling(_Built):
+    """Bilinear resampling with half-pixel centres (PyTorch's ``align_corners=False``) from one tensor into another
+    of the same type, either of them a channel slice: the decoder's upsampling straight into its concat buffer, in
+    the body's precision, without a dense fp32 copy between.
+    """
+
+    def __init__(self, x: torch.Tensor, dst: torch.Tensor) -> None:
+        super().__init__()
+        if x.dtype != dst.dtype:
+            raise ValueError("resampling keeps the type")
+        lib, dt = self._lib, _dtype(x)
+        src = self._memory(_md(lib, x.shape, dt, _strides(x)))
+        out = self._memory(_md(lib, dst.shape, dt, _strides(dst)))
+        pd = _P()
+        _ok(lib.dnnl_resampling_forward_primitive_desc_create(ctypes.byref(pd), self._engine, _FORWARD_INFERENCE,
+                                                              _RESAMPLING_LINEAR, None, src.md, out.md, None),
+            "resampling")
+        self._finish(pd, [(_ARG_SRC, src), (_ARG_DST, out)])
+
+    def __call__(self, x: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+        self._execute(x, dst)
+        return dst
+
+
+class Softmax(_Built):
+    """Softmax over the channels (the read-out's bins) of a channels_last tensor, into an fp32 one: the bf16 logits
+    need no fp32 copy first.
+    """
+
+    def __init__(self, x: torch.Tensor, dst: torch.Tensor) -> None:
+        super().__init__()
+        if dst.dtype != torch.float32 or dst.shape != x.shape:
+            raise ValueError("the softmax writes fp32 of the input's shape")
+        lib = self._lib
+        src = self._memory(_md(lib, x.shape, _dtype(x), _strides(x)))
+        out = self._memory(_md(lib, dst.shape, _F32, _strides(dst)))
+        pd = _P()
+        _ok(lib.dnnl_softmax_forward_primitive_desc_create(ctypes.byref(pd), self._engine, _FORWARD_INFERENCE,
+                                                           _SOFTMAX_ACCURATE, src.md, out.md, 1, None), "softmax")
+        self._finish(pd, [(_ARG_SRC, src), (_ARG_DST, out)])
+
+    def __call__(self, x: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+        self._execute(x, dst)
+        return dst

@@ -21,12 +21,16 @@ What it does differently from the ``nn.Module``, and why:
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Collection
+
 import torch
 import torch.nn.functional as F
 
 from ..color import AB_RANGE
 from ..encoder import ConvBN
 from ..model import ASPP, L_SCALE, L_SHIFT, CVUNet, hint_features
+from . import dnnl
 from .folded import CL, FBlock, FConv, FDecoder, fold
 from .pool import Scope
 from .strips import block_in_strips, strip_rows
@@ -38,6 +42,8 @@ HIGHRES_CHUNK_PIXELS = 2 * 512 * 512  # on CUDA, photos per chunk in the high-re
 # with the batch: block 4's expand in fp32 at 512 px passes the threshold above batch 8.
 CPU_CHUNK_BYTES = 30 * 2**20
 MOMENT_COLUMNS = 16  # the read-out's matmul width (ab, |ab|^2, zeros)
+DIRECT_KINDS = ("convolutions", "resampling", "softmax")  # what runs as oneDNN primitives built once (dnnl.py)
+BUILT_OTHERS = 16  # resampling and softmax primitives kept (by shape and layout), the most recently used
 
 
 class FusedCVUNet:
@@ -114,6 +120,9 @@ class FusedCVUNet:
         self.first_full = self._first_full_block()
         self.chunk_bytes_per_pixel = self._widest_per_pixel()
         self.strips = False  # the high-resolution blocks over strips of rows (strips.py): no gain shown, off
+        self._built: OrderedDict[tuple[object, ...], dnnl.Resampling | dnnl.Softmax] = OrderedDict()
+        self.direct: frozenset[str] = frozenset()
+        self.set_direct(DIRECT_KINDS)
 
     def forward(self, L: torch.Tensor, scope: Scope, out: torch.Tensor | None = None,
                 hints: torch.Tensor | None = None) -> torch.Tensor:
@@ -171,7 +180,7 @@ class FusedCVUNet:
             x = self._block(i, x, skip_slots, scope)
         y = self._bottleneck(x, scope)
         for d, cat in zip(self.decoders[:-1], cats[:-1], strict=True):
-            _upsample_into(y, cat[:, : d.cin], scope)
+            self._upsample(y, cat[:, : d.cin], scope)
             y = d.conv2((d.conv1_plain if plain else d.conv1)(cat))
         if out is None:
             out = scope.acquire((n, 2, h // 2, w // 2), torch.float32, self.device)
@@ -230,9 +239,54 @@ class FusedCVUNet:
         return max(widths)
 
     def release_packed(self) -> None:
-        """Drop every convolution's packed weights (they are made again on the next call)."""
+        """Drop every convolution's packed weights and the built primitives (they are made again on the next call)."""
         for conv in self._convs():
             conv.packed.clear()
+        self._built.clear()
+
+    def set_direct(self, kinds: Collection[str]) -> None:
+        """Which of ``DIRECT_KINDS`` run as oneDNN primitives built once, where the library loads and on the CPU (the
+        convolutions only where they are fused and ``dnnl.suits`` them); the rest take PyTorch's calls.
+        """
+        unknown = set(kinds) - set(DIRECT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown kinds {sorted(unknown)}: use {', '.join(DIRECT_KINDS)}")
+        available = self.device.type == "cpu" and dnnl.missing() is None
+        self.direct = frozenset(kinds) if available else frozenset()
+        for conv in self._convs():
+            conv.direct = "convolutions" in self.direct and conv.fused and dnnl.suits(conv.weight.dtype, conv.groups,
+                                                                                       conv.stride)
+
+    def _primitive(self, kind: type[dnnl.Resampling] | type[dnnl.Softmax], x: torch.Tensor,
+                   dst: torch.Tensor) -> bool:
+        """``kind`` from ``x`` into ``dst``, its primitive built on first use for these shapes and layouts. False
+        (nothing done) where oneDNN has only a generic kernel for them: the caller takes PyTorch's call.
+        """
+        key = (kind, x.dtype, *x.shape, *x.stride(), *dst.shape, *dst.stride())
+        built = self._built.pop(key, None)
+        if built is None:
+            built = kind(x, dst)
+        self._built[key] = built
+        while len(self._built) > BUILT_OTHERS:
+            self._built.popitem(last=False)
+        if built.generic:
+            return False
+        built(x, dst)
+        return True
+
+    def _upsample(self, x: torch.Tensor, dst: torch.Tensor, scope: Scope) -> None:
+        """Bilinear upsampling of ``x`` into ``dst`` (a channel slice of a concat buffer).
+
+        With the primitives, into a dense buffer of the body's type and one copy into the slice: oneDNN resamples
+        into a slice only with its generic kernel (500x slower), and densely 3.7x faster than PyTorch's fp32
+        upsampling and copy.
+        """
+        if "resampling" in self.direct and dnnl.nhwc_strides(x) is not None:
+            dense = scope.acquire(tuple(dst.shape), x.dtype, x.device, True)
+            if self._primitive(dnnl.Resampling, x, dense):
+                dst.copy_(dense)
+                return
+        _upsample_into(x, dst, scope)
 
     def _convs(self) -> list[FConv]:
         convs = [self.stem, self.stem_plain, self.head, self.refine1, self.refine2, self.refine1_plain]
@@ -249,15 +303,20 @@ class FusedCVUNet:
               scope: Scope) -> None:
         """The last decoder stage, head, read-out and refinement for some photos, written into ``out``."""
         d = self.decoders[-1]
-        _upsample_into(y, cat[:, : d.cin], scope)
+        self._upsample(y, cat[:, : d.cin], scope)
         y = d.conv2((d.conv1_plain if plain else d.conv1)(cat))
         logits = self.head(y.to(self.tail_dtype))
-        # Softmax over bins along the last axis of the NHWC view: no layout change, no NCHW kernel.
-        # (A channels_last ``out`` for _softmax.out over dim 1 is wrong in torch 2.13 on the CPU.)
-        nhwc = logits.permute(0, 2, 3, 1).to(torch.float32, memory_format=torch.contiguous_format)
-        probs = scope.acquire(tuple(nhwc.shape), torch.float32, self.device)
-        torch.ops.aten._softmax.out(nhwc, -1, False, out=probs)
-        moments = scope.acquire(tuple(nhwc.shape[:3]) + (MOMENT_COLUMNS,), torch.float32, self.device)
+        n, q, h, w = logits.shape
+        probs = scope.acquire((n, h, w, q), torch.float32, self.device)  # NHWC: the bins last, for the matmul
+        # oneDNN's softmax reads the bf16 logits and writes fp32 (0.97 against 1.38 ms at 128 px, the cast
+        # included); in fp32 PyTorch's was the faster (1.17 against 1.76 ms)
+        if not ("softmax" in self.direct and logits.dtype == torch.bfloat16
+                and self._primitive(dnnl.Softmax, logits, probs.permute(0, 3, 1, 2))):
+            # Softmax over bins along the last axis of the NHWC view: no layout change, no NCHW kernel.
+            # (A channels_last ``out`` for _softmax.out over dim 1 is wrong in torch 2.13 on the CPU.)
+            nhwc = logits.permute(0, 2, 3, 1).to(torch.float32, memory_format=torch.contiguous_format)
+            torch.ops.aten._softmax.out(nhwc, -1, False, out=probs)
+        moments = scope.acquire((n, h, w, MOMENT_COLUMNS), torch.float32, self.device)
         torch.matmul(probs, self.centres, out=moments)
         ab_up = _upsample_into(moments[..., :2].permute(0, 3, 1, 2).contiguous(), refine_buf[:, :2], scope)
         ab = self.refine2((self.refine1_plain if plain else self.refine1)(refine_buf))
