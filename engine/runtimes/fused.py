@@ -277,11 +277,11 @@ class FusedCVUNet:
     def _upsample(self, x: torch.Tensor, dst: torch.Tensor, scope: Scope) -> None:
         """Bilinear upsampling of ``x`` into ``dst`` (a channel slice of a concat buffer).
 
-        With the primitives, into a dense buffer of the body's type and one copy into the slice: oneDNN resamples
-        into a slice only with its generic kernel (500x slower), and densely 3.7x faster than PyTorch's fp32
-        upsampling and copy.
+        With the primitives in bf16, into a dense bf16 buffer and one copy into the slice: oneDNN resamples into a
+        slice only with its generic kernel (500x slower), and densely 3-5x faster than PyTorch's route through fp32.
+        In fp32 PyTorch's route stays: the whole forward showed no gain (docs/experiments, "The decoder's upsampling").
         """
-        if "resampling" in self.direct and dnnl.nhwc_strides(x) is not None:
+        if "resampling" in self.direct and x.dtype == torch.bfloat16 and dnnl.nhwc_strides(x) is not None:
             dense = scope.acquire(tuple(dst.shape), x.dtype, x.device, True)
             if self._primitive(dnnl.Resampling, x, dense):
                 dst.copy_(dense)

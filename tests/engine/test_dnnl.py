@@ -184,3 +184,57 @@ def test_the_switch_turns_the_primitives_off_and_the_bench_says_which_call_runs(
     assert lib is None and why is not None and dnnl.SWITCH in why
     monkeypatch.setattr(dnnl, "missing", lambda: why)
     assert f"convolutions: PyTorch's oneDNN call ({why})" in cpu_info().line()
+
+
+@needs_dnnl
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_built_resampling_is_pytorchs_bilinear_upsampling_by_two(dtype):
+    if dtype == torch.bfloat16 and not cpu_has_fast_bf16():
+        pytest.skip("no native bf16 on this CPU: the runtime keeps fp32")
+    x = inputs(2, 24, 9, 13).to(dtype)
+    dst = torch.empty(2, 24, 18, 26, dtype=dtype).contiguous(memory_format=CL)
+    up = dnnl.Resampling(x, dst)
+    assert not up.generic, up.implementation
+    want = F.interpolate(x.float(), size=(18, 26), mode="bilinear", align_corners=False)
+    tol = 1e-5 if dtype == torch.float32 else 1e-2 * float(want.abs().max())  # one bf16 rounding step
+    assert (up(x, dst).float() - want).abs().max() <= tol
+
+
+@needs_dnnl
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_built_softmax_over_the_channels_writes_fp32_in_the_bins_last_layout(dtype):
+    if dtype == torch.bfloat16 and not cpu_has_fast_bf16():
+        pytest.skip("no native bf16 on this CPU: the runtime keeps fp32")
+    logits = (inputs(2, 103, 8, 10) * 4).to(dtype)
+    probs = torch.empty(2, 8, 10, 103)  # NHWC, as the read-out's matmul takes it
+    dnnl.Softmax(logits, probs.permute(0, 3, 1, 2))(logits, probs.permute(0, 3, 1, 2))
+    want = torch.softmax(logits.float(), dim=1).permute(0, 2, 3, 1)
+    assert (probs - want).abs().max() <= 1e-6
+    assert torch.allclose(probs.sum(-1), torch.ones(2, 8, 10), atol=1e-5)
+
+
+@needs_dnnl
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_each_set_of_built_primitives_gives_the_runtimes_colours(precision):
+    if precision == "bf16" and not cpu_has_fast_bf16():
+        pytest.skip("no native bf16 on this CPU: the runtime keeps fp32")
+    from engine.runtimes.fused import DIRECT_KINDS
+
+    model = random_model()
+    opt = OptimizedRuntime(model, CPU, precision)
+    L = canvas([(64, 96), (64, 96)])
+    opt.net.set_direct([])
+    plain = opt.run(L)
+    for kinds in ([], ["convolutions"], ["resampling"], ["softmax"], list(DIRECT_KINDS)):
+        opt.net.set_direct(kinds)
+        assert opt.net.direct == frozenset(kinds)
+        assert any(c.direct for c in opt.net._convs()) == ("convolutions" in kinds)
+        bound = AGREEMENT["fp32"].max_abs if precision == "fp32" else 2.0  # bf16: a rounding step through the tail
+        assert np.abs(opt.run(L) - plain).max() <= bound, kinds
+    # fp32 keeps PyTorch's upsampling and softmax (no gain in the whole forward there)
+    assert {type(b) for b in opt.net._built.values()} == ({dnnl.Resampling, dnnl.Softmax} if precision == "bf16"
+                                                         else set())
+    opt.release_memory()
+    assert not opt.net._built
+    with pytest.raises(ValueError):
+        opt.net.set_direct(["winograd"])
