@@ -2,12 +2,14 @@
 
 What it does differently from the ``nn.Module``, and why:
 - BatchNorm folded into the convolutions, activations in place: fewer full-size passes.
-- TF "same" padding of the stride-2 convolutions replaced by a kernel one tap larger with a
-  zero first row and column and symmetric padding: exact for even sizes, and it saves a
-  padded copy of the largest activations (3x faster for those layers here).
+- On the CPU the convolutions (and in bf16 the upsampling and the softmax) as oneDNN primitives built once per
+  shape (``dnnl.py``, ``set_direct``): no per-call primitive descriptor, as PyTorch's call builds.
+- TF "same" padding of the stride-2 convolutions: the built primitives take it as it is; PyTorch's call takes a
+  kernel one tap larger with a zero first row and column and symmetric padding, exact for even sizes, which
+  saves a padded copy of the largest activations (3x faster for those layers than pad + conv).
 - Skip connections without ``torch.cat``: each decoder stage owns a concat buffer from the
-  pool; the upsampler writes straight into its slice (``upsample_bilinear2d.out``) and the
-  skip feature is copied into the other. The residual adds are a post-op of the convolution.
+  pool; the upsampler's result is copied into its slice and the skip feature into the other.
+  The residual adds are a post-op of the convolution.
 - Without hints, the convolutions that read the (then zero) hint inputs run without them.
 - ASPP image pooling folded into a per-sample bias of the projection (no broadcast copy).
 - The blocks at stride 2 and 4 (and on the CPU the tail) run over chunks of photos; on the CPU a chunk's largest
