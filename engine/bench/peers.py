@@ -42,8 +42,9 @@ ENGINE_ROW = "--engine openvino"  # our converted model on OpenVINO, as the app 
 def run_peers_bench(s: BenchSettings) -> int:
     """Our runtimes beside the model exported to ONNX on ONNX Runtime and OpenVINO: one process, the same
     inputs, every runtime once a round in turn (a busy spell on the shared cores hits them all alike), the
-    median over the rounds, and each one's agreement with our baseline. The order rotates by one each round: what a
-    runtime leaves behind (a trimmed heap, threads still spinning) falls on a different one each time.
+    median over the rounds, and each one's agreement with our baseline. Each round runs them in another order
+    (shuffled, seeded): what a runtime leaves behind (cold caches, a trimmed heap, threads still spinning) falls on
+    a different one each time; in a fixed order our fp32 always followed our baseline.
     """
     import copy
 
@@ -83,8 +84,10 @@ def run_peers_bench(s: BenchSettings) -> int:
                 for _ in range(max(1, s.warmup)):
                     outputs[(name, precision)] = run(L)
             times: dict[tuple[str, str], list[float]] = {(n, p): [] for n, p, _ in runners}
-            for r in range(s.rounds):  # each round starts one runtime further on: none always follows the same one
-                for name, precision, run in runners[r % len(runners):] + runners[: r % len(runners)]:
+            order = np.random.default_rng(0)
+            for _ in range(s.rounds):  # each round in its own order (seeded): none always follows the same one
+                for k in order.permutation(len(runners)):
+                    name, precision, run = runners[k]
                     t = time.perf_counter()
                     run(L)
                     times[(name, precision)].append(1000 * (time.perf_counter() - t) / batch)
