@@ -37,6 +37,9 @@ class PeerRow:
 
 
 ENGINE_ROW = "--engine openvino"  # our converted model on OpenVINO, as the app and `colorize` run it
+# A pause before each timed call: each runtime's threads spin for a while after its call (OpenMP's, TBB's, ONNX
+# Runtime's), and on 2 cores the next runtime ran up to twice as slow beside them (docs/experiments, "its order").
+SETTLE_S = 0.25
 
 
 def run_peers_bench(s: BenchSettings) -> int:
@@ -44,7 +47,8 @@ def run_peers_bench(s: BenchSettings) -> int:
     inputs, every runtime once a round in turn (a busy spell on the shared cores hits them all alike), the
     median over the rounds, and each one's agreement with our baseline. Each round runs them in another order
     (shuffled, seeded): what a runtime leaves behind (cold caches, a trimmed heap, threads still spinning) falls on
-    a different one each time; in a fixed order our fp32 always followed our baseline.
+    a different one each time; in a fixed order our fp32 always followed our baseline. Each timed call starts after
+    a pause (``SETTLE_S``), on cores no other runtime's threads still spin on.
     """
     import copy
 
@@ -88,6 +92,7 @@ def run_peers_bench(s: BenchSettings) -> int:
             for _ in range(s.rounds):  # each round in its own order (seeded): none always follows the same one
                 for k in order.permutation(len(runners)):
                     name, precision, run = runners[k]
+                    time.sleep(SETTLE_S)
                     t = time.perf_counter()
                     run(L)
                     times[(name, precision)].append(1000 * (time.perf_counter() - t) / batch)
