@@ -27,7 +27,8 @@ import torch
 log = logging.getLogger(__name__)
 
 DIST = "onednn-cpu-gomp"
-INSTALL = f"pip install {DIST}"
+VERSION = "2023.2.0"  # oneDNN 3.2, whose C API constants are below; pinned in pyproject.toml
+INSTALL = f"pip install {DIST}=={VERSION}"
 SWITCH = "COLORIZER_ONEDNN"  # 0: PyTorch's call for every convolution (a way around a fault in the library)
 
 # Constants of oneDNN 3.2's C API (dnnl_types.h, dnnl_common_types.h).
@@ -64,11 +65,15 @@ def _load() -> tuple[Any, str | None]:
         dist = importlib.metadata.distribution(DIST)
     except importlib.metadata.PackageNotFoundError:
         return None, f"{DIST} is not installed ({INSTALL})"
+    if dist.version != VERSION:  # the C API's constants here are 3.2's
+        return None, f"{DIST} {dist.version} is installed; this code is written for {VERSION}"
     files = [f for f in dist.files or () if f.name == "libdnnl.so.3"]
     if not files:
         return None, f"{DIST} has no libdnnl.so.3 for this system"
     try:
         lib = ctypes.CDLL(str(dist.locate_file(files[0])), mode=ctypes.RTLD_LOCAL)
+        if len(gomps := _openmp_libraries()) > 1:  # a torch whose libgomp has another name: two thread pools
+            return None, f"it would run a second OpenMP runtime beside PyTorch's ({', '.join(gomps)})"
         lib.dnnl_primitive_desc_query_md.restype = _P
         lib.dnnl_memory_desc_get_size.restype = ctypes.c_size_t
         lib.dnnl_memory_desc_get_size.argtypes = [_P]
@@ -80,6 +85,15 @@ def _load() -> tuple[Any, str | None]:
     except (OSError, AttributeError, DnnlError) as err:
         return None, f"{DIST} could not be loaded: {err}"
     return (lib, engine, stream), None
+
+
+def _openmp_libraries() -> list[str]:
+    """The GNU OpenMP libraries mapped into this process (Linux; elsewhere none are seen)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            return sorted({line.split()[-1] for line in maps if "libgomp" in line.rsplit("/", 1)[-1]})
+    except OSError:
+        return []
 
 
 def suits(dtype: torch.dtype, groups: int, stride: int) -> bool:
@@ -98,7 +112,8 @@ def missing() -> str | None:
 def describe() -> str:
     """Which call runs the CPU convolutions, for a bench's CPU line."""
     why = missing()
-    return "oneDNN 3.2 primitives built once" if why is None else f"PyTorch's oneDNN call ({why})"
+    return ("oneDNN 3.2 primitives built once, where faster than PyTorch's call" if why is None
+            else f"PyTorch's oneDNN call ({why})")
 
 
 def _ok(status: int, what: str) -> None:
@@ -130,7 +145,10 @@ class _Memory:
 
     def __init__(self, lib: Any, engine: Any, md: _P) -> None:
         self.lib, self.md, self.mem = lib, md, _P()
-        _ok(lib.dnnl_memory_create(ctypes.byref(self.mem), md, engine, None), "memory")
+        status = lib.dnnl_memory_create(ctypes.byref(self.mem), md, engine, None)
+        if status != 0:
+            lib.dnnl_memory_desc_destroy(md)
+            _ok(status, "memory")
 
     def close(self) -> None:
         self.lib.dnnl_memory_destroy(self.mem)
@@ -231,7 +249,7 @@ class Convolution(_Built):
         super().__init__()
         lib = self._lib
         dt = _dtype(x)
-        self.dtype = x.dtype
+        self.dtype, self.in_shape = x.dtype, x.shape
         n, _, h, w = x.shape
         (pt, pb), (pl, pr) = padding
         kh, kw = weight.shape[2:]
@@ -265,7 +283,11 @@ class Convolution(_Built):
                 ctypes.byref(pd), self._engine, _FORWARD_INFERENCE, _CONV_DIRECT, src.md, md_w_any, bias_mem.md,
                 dst.md, _dims([stride, stride]), _dims([dilation - 1, dilation - 1]), _dims([pt, pl]),
                 _dims([pb, pr]), attr), "convolution")
-            weights = self._reorder_weights(weight, wshape, dt, pd)
+            try:
+                weights = self._reorder_weights(weight, wshape, dt, pd)
+            except DnnlError:
+                lib.dnnl_primitive_desc_destroy(pd)
+                raise
         finally:
             lib.dnnl_post_ops_destroy(post_ops)
             lib.dnnl_primitive_attr_destroy(attr)
@@ -306,6 +328,8 @@ class Convolution(_Built):
         """The convolution of ``x`` (the shape and layout it was built for), into ``out`` or a new channels_last
         tensor.
         """
+        if x.dtype != self.dtype or x.shape != self.in_shape:  # a mismatch would read past the buffer
+            raise ValueError(f"built for {self.dtype} {self.in_shape}, given {x.dtype} {tuple(x.shape)}")
         if out is None:
             out = torch.empty(self.out_shape, dtype=self.dtype, memory_format=torch.channels_last)
         if self.residual:

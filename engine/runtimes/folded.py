@@ -5,6 +5,7 @@ call with the weight packed into oneDNN's blocked layout once per input shape.
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
@@ -14,6 +15,8 @@ import torch.nn.functional as F
 from ..devices import cpu_has_fast_bf16
 from ..encoder import ConvBN, SameConv2d
 from . import dnnl
+
+log = logging.getLogger(__name__)
 
 CL = torch.channels_last
 # oneDNN convolution with a fused activation (what Inductor emits on CPUs); None where absent.
@@ -79,14 +82,21 @@ class FConv:
         res_strides = () if residual is None else dnnl.nhwc_strides(residual)
         if strides is None or res_strides is None:
             return None
-        key = (*x.shape, *strides, -1, *res_strides)
+        key = (x.dtype, *x.shape, *strides, -1, *(() if residual is None else (residual.dtype, *residual.shape)),
+               *res_strides)
         conv = self.packed.pop(key, None)
         if conv is None:
             weight, pad = self.weight, ((self.padding,) * 2,) * 2
             if self.tf_same:  # the uneven padding as it is: the k x k kernel without its zero row and column
                 weight, pad = weight[:, :, 1:, 1:], ((self.padding - 1, self.padding),) * 2
-            conv = dnnl.Convolution(weight, self.bias, x, self.stride, pad, self.dilation, self.groups, self.act,
-                                    residual)
+            try:
+                conv = dnnl.Convolution(weight, self.bias, x, self.stride, pad, self.dilation, self.groups,
+                                        self.act, residual)
+            except (dnnl.DnnlError, ValueError) as err:  # e.g. a kind this CPU's oneDNN 3.2 has no kernel for
+                log.warning("convolution %s on %s: PyTorch's call from now on (%s)", tuple(self.weight.shape),
+                            tuple(x.shape), err)
+                self.direct = False
+                return None
         assert isinstance(conv, dnnl.Convolution)
         self.packed[key] = conv
         while len(self.packed) > PACKED_SHAPES:

@@ -23,6 +23,7 @@ What it does differently from the ``nn.Module``, and why:
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from collections.abc import Collection
 
@@ -30,12 +31,15 @@ import torch
 import torch.nn.functional as F
 
 from ..color import AB_RANGE
+from ..devices import cpu_has_fast_bf16
 from ..encoder import ConvBN
 from ..model import ASPP, L_SCALE, L_SHIFT, CVUNet, hint_features
 from . import dnnl
 from .folded import CL, FBlock, FConv, FDecoder, fold
 from .pool import Scope
 from .strips import block_in_strips, strip_rows
+
+log = logging.getLogger(__name__)
 
 HIGHRES_CHUNK_PIXELS = 2 * 512 * 512  # on CUDA, photos per chunk in the high-resolution blocks: this many pixels
 # On the CPU a chunk's largest tensor stays under glibc's mmap threshold (at most 32 MiB on 64-bit): above it every
@@ -255,19 +259,26 @@ class FusedCVUNet:
             raise ValueError(f"unknown kinds {sorted(unknown)}: use {', '.join(DIRECT_KINDS)}")
         available = self.device.type == "cpu" and dnnl.missing() is None
         self.direct = frozenset(kinds) if available else frozenset()
+        if self.dtype == torch.bfloat16 and not cpu_has_fast_bf16():  # oneDNN 3.2 has no bf16 kernels there
+            self.direct = self.direct & {"convolutions"}
         for conv in self._convs():
             conv.direct = "convolutions" in self.direct and conv.fused and dnnl.suits(conv.weight.dtype, conv.groups,
                                                                                        conv.stride)
 
-    def _primitive(self, kind: type[dnnl.Resampling] | type[dnnl.Softmax], x: torch.Tensor,
-                   dst: torch.Tensor) -> bool:
-        """``kind`` from ``x`` into ``dst``, its primitive built on first use for these shapes and layouts. False
-        (nothing done) where oneDNN has only a generic kernel for them: the caller takes PyTorch's call.
+    def _primitive(self, kind: str, x: torch.Tensor, dst: torch.Tensor) -> bool:
+        """``kind`` ("resampling" or "softmax") from ``x`` into ``dst``, its primitive built on first use for these
+        shapes and layouts. False (nothing done) where oneDNN has only a generic kernel for them, or none: the caller
+        takes PyTorch's call (for good where there is none).
         """
-        key = (kind, x.dtype, *x.shape, *x.stride(), *dst.shape, *dst.stride())
+        key = (kind, x.dtype, *x.shape, *x.stride(), dst.dtype, *dst.shape, *dst.stride())
         built = self._built.pop(key, None)
         if built is None:
-            built = kind(x, dst)
+            try:
+                built = (dnnl.Resampling if kind == "resampling" else dnnl.Softmax)(x, dst)
+            except (dnnl.DnnlError, ValueError) as err:
+                log.warning("%s on %s: PyTorch's call from now on (%s)", kind, tuple(x.shape), err)
+                self.direct = self.direct - {kind}
+                return False
         self._built[key] = built
         while len(self._built) > BUILT_OTHERS:
             self._built.popitem(last=False)
@@ -285,7 +296,7 @@ class FusedCVUNet:
         """
         if "resampling" in self.direct and x.dtype == torch.bfloat16 and dnnl.nhwc_strides(x) is not None:
             dense = scope.acquire(tuple(dst.shape), x.dtype, x.device, True)
-            if self._primitive(dnnl.Resampling, x, dense):
+            if self._primitive("resampling", x, dense):
                 dst.copy_(dense)
                 return
         _upsample_into(x, dst, scope)
@@ -313,7 +324,7 @@ class FusedCVUNet:
         # oneDNN's softmax reads the bf16 logits and writes fp32 (0.97 against 1.38 ms at 128 px, the cast
         # included); in fp32 PyTorch's was the faster (1.17 against 1.76 ms)
         if not ("softmax" in self.direct and logits.dtype == torch.bfloat16
-                and self._primitive(dnnl.Softmax, logits, probs.permute(0, 3, 1, 2))):
+                and self._primitive("softmax", logits, probs.permute(0, 3, 1, 2))):
             # Softmax over bins along the last axis of the NHWC view: no layout change, no NCHW kernel.
             # (A channels_last ``out`` for _softmax.out over dim 1 is wrong in torch 2.13 on the CPU.)
             nhwc = logits.permute(0, 2, 3, 1).to(torch.float32, memory_format=torch.contiguous_format)

@@ -45,7 +45,8 @@ class OptimizedRuntime:
                            tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor | None, torch.Tensor, Scope]] = {}
         self._forward: Callable[[torch.Tensor, Scope, torch.Tensor | None, torch.Tensor | None],
                                 torch.Tensor] = self.net.forward
-        if compile:
+        if compile:  # the compiler traces PyTorch's calls; built primitives would break its graph at each one
+            self.net.set_direct([])
             self._forward = torch.compile(self.net.forward, dynamic=False)  # type: ignore[assignment]
 
     def release_memory(self) -> None:
