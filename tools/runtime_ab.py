@@ -42,7 +42,6 @@ def main() -> int:
     ap.add_argument("--a", nargs="*", default=[], choices=DIRECT_KINDS)
     ap.add_argument("--b", nargs="*", default=list(DIRECT_KINDS), choices=DIRECT_KINDS)
     a = ap.parse_args()
-    torch.set_num_threads(torch.get_num_threads())
     print(cpu_info().line())
     print(f"A: {', '.join(a.a) or 'PyTorch calls'}; B: {', '.join(a.b) or 'PyTorch calls'}")
     model = bench_model(None)

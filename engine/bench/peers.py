@@ -88,9 +88,9 @@ def run_peers_bench(s: BenchSettings) -> int:
                 for _ in range(max(1, s.warmup)):
                     outputs[(name, precision)] = run(L)
             times: dict[tuple[str, str], list[float]] = {(n, p): [] for n, p, _ in runners}
-            order = np.random.default_rng(0)
+            shuffle = np.random.default_rng(0)
             for _ in range(s.rounds):  # each round in its own order (seeded): none always follows the same one
-                for k in order.permutation(len(runners)):
+                for k in shuffle.permutation(len(runners)):
                     name, precision, run = runners[k]
                     time.sleep(SETTLE_S)
                     t = time.perf_counter()

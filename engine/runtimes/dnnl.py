@@ -1,4 +1,4 @@
-"""oneDNN convolutions built once per input shape and run through oneDNN's C API.
+"""oneDNN primitives (convolutions, resampling, softmax) built once per input shape and run through its C API.
 
 PyTorch's oneDNN call (``mkldnn._convolution_pointwise``) builds a primitive descriptor on every call: about
 40 us a convolution outside its arithmetic, ~60 convolutions a photo. Here each convolution's primitive, its
@@ -16,15 +16,12 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib.metadata
-import logging
 import os
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 import torch
-
-log = logging.getLogger(__name__)
 
 DIST = "onednn-cpu-gomp"
 VERSION = "2023.2.0"  # oneDNN 3.2, whose C API constants are below; pinned in pyproject.toml

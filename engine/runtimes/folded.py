@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -17,6 +19,8 @@ from ..encoder import ConvBN, SameConv2d
 from . import dnnl
 
 log = logging.getLogger(__name__)
+K = TypeVar("K")
+V = TypeVar("V")
 
 CL = torch.channels_last
 # oneDNN convolution with a fused activation (what Inductor emits on CPUs); None where absent.
@@ -36,7 +40,7 @@ class FConv:
     groups: int = 1
     act: str | None = None  # "relu" or "relu6"
     fused: bool = False  # one oneDNN call with the activation as a post-op (CPU only)
-    direct: bool = False  # fused, through a oneDNN primitive built once per input shape (``dnnl.Convolution``)
+    direct: bool = False  # fused, through a oneDNN primitive built once per input shape (FusedCVUNet.set_direct)
     tf_same: bool = False  # a stride-2 "same" convolution: the weight's first row and column are zero padding
     # oneDNN tensors or primitives by input shape (``_packed``, ``_built``); opaque, so an FConv that has run cannot
     # be deep-copied or pickled
@@ -84,41 +88,32 @@ class FConv:
             return None
         key = (x.dtype, *x.shape, *strides, -1, *(() if residual is None else (residual.dtype, *residual.shape)),
                *res_strides)
-        conv = self.packed.pop(key, None)
-        if conv is None:
+
+        def build() -> dnnl.Convolution:
             weight, pad = self.weight, ((self.padding,) * 2,) * 2
             if self.tf_same:  # the uneven padding as it is: the k x k kernel without its zero row and column
                 weight, pad = weight[:, :, 1:, 1:], ((self.padding - 1, self.padding),) * 2
-            try:
-                conv = dnnl.Convolution(weight, self.bias, x, self.stride, pad, self.dilation, self.groups,
-                                        self.act, residual)
-            except (dnnl.DnnlError, ValueError) as err:  # e.g. a kind this CPU's oneDNN 3.2 has no kernel for
-                log.warning("convolution %s on %s: PyTorch's call from now on (%s)", tuple(self.weight.shape),
-                            tuple(x.shape), err)
-                self.direct = False
-                return None
+            return dnnl.Convolution(weight, self.bias, x, self.stride, pad, self.dilation, self.groups, self.act,
+                                    residual)
+
+        try:
+            conv = remember(self.packed, key, build, PACKED_SHAPES)
+        except (dnnl.DnnlError, ValueError) as err:  # e.g. a kind this CPU's oneDNN 3.2 has no kernel for
+            log.warning("convolution %s on %s: PyTorch's call from now on (%s)", tuple(self.weight.shape),
+                        tuple(x.shape), err)
+            self.direct = False
+            return None
         assert isinstance(conv, dnnl.Convolution)
-        self.packed[key] = conv
-        while len(self.packed) > PACKED_SHAPES:
-            self.packed.popitem(last=False)
         return None if conv.generic else conv
 
     def _packed(self, x: torch.Tensor, row_padding: int) -> torch.Tensor:
         """The weight in oneDNN's blocked layout for this input shape: reordered once, not on every call (5-15% of
         a small convolution's time). The last few shapes are kept, so memory stays bounded when shapes vary.
         """
-        key = (*x.shape, row_padding)
-        w = self.packed.pop(key, None)  # pop and put back: the most recent last, and no window for a KeyError
-        if w is not None:
-            assert isinstance(w, torch.Tensor)
-            self.packed[key] = w
-            return w
         p, s, d = self.padding, self.stride, self.dilation
-        w = torch.ops.mkldnn._reorder_convolution_weight(self.weight, [row_padding, p], [s, s], [d, d], self.groups,
-                                                         list(x.shape))
-        self.packed[key] = w
-        while len(self.packed) > PACKED_SHAPES:
-            self.packed.popitem(last=False)
+        w = remember(self.packed, (*x.shape, row_padding), lambda: torch.ops.mkldnn._reorder_convolution_weight(
+            self.weight, [row_padding, p], [s, s], [d, d], self.groups, list(x.shape)), PACKED_SHAPES)
+        assert isinstance(w, torch.Tensor)
         return w
 
     def first_inputs(self, k: int) -> FConv:
@@ -132,8 +127,20 @@ class FConv:
         fused = _POINTWISE is not None and device.type == "cpu" and (
             dtype == torch.float32 or (dtype == torch.bfloat16 and cpu_has_fast_bf16()))
         return FConv(w.contiguous(memory_format=CL), cast(self.bias), self.stride, self.padding,
-                     self.dilation, self.groups, self.act, fused,
-                     fused and dnnl.missing() is None and dnnl.suits(dtype, self.groups, self.stride), self.tf_same)
+                     self.dilation, self.groups, self.act, fused, tf_same=self.tf_same)  # ``direct``: set_direct
+
+
+def remember(cache: OrderedDict[K, V], key: K, make: Callable[[], V], limit: int) -> V:
+    """``cache[key]``, made on first use; the ``limit`` most recently used kept. Pop and put back: the most recent
+    last, and no window for a KeyError.
+    """
+    value = cache.pop(key, None)
+    if value is None:
+        value = make()
+    cache[key] = value
+    while len(cache) > limit:
+        cache.popitem(last=False)
+    return value
 
 
 def fold(layer: ConvBN) -> FConv:

@@ -35,7 +35,7 @@ from ..devices import cpu_has_fast_bf16
 from ..encoder import ConvBN
 from ..model import ASPP, L_SCALE, L_SHIFT, CVUNet, hint_features
 from . import dnnl
-from .folded import CL, FBlock, FConv, FDecoder, fold
+from .folded import CL, FBlock, FConv, FDecoder, fold, remember
 from .pool import Scope
 from .strips import block_in_strips, strip_rows
 
@@ -271,17 +271,13 @@ class FusedCVUNet:
         takes PyTorch's call (for good where there is none).
         """
         key = (kind, x.dtype, *x.shape, *x.stride(), dst.dtype, *dst.shape, *dst.stride())
-        built = self._built.pop(key, None)
-        if built is None:
-            try:
-                built = (dnnl.Resampling if kind == "resampling" else dnnl.Softmax)(x, dst)
-            except (dnnl.DnnlError, ValueError) as err:
-                log.warning("%s on %s: PyTorch's call from now on (%s)", kind, tuple(x.shape), err)
-                self.direct = self.direct - {kind}
-                return False
-        self._built[key] = built
-        while len(self._built) > BUILT_OTHERS:
-            self._built.popitem(last=False)
+        try:
+            built = remember(self._built, key, lambda: (dnnl.Resampling if kind == "resampling" else dnnl.Softmax)(
+                x, dst), BUILT_OTHERS)
+        except (dnnl.DnnlError, ValueError) as err:
+            log.warning("%s on %s: PyTorch's call from now on (%s)", kind, tuple(x.shape), err)
+            self.direct = self.direct - {kind}
+            return False
         if built.generic:
             return False
         built(x, dst)
