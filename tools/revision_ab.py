@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
 import subprocess
 import sys
@@ -100,6 +101,7 @@ def main() -> int:
     ap.add_argument("--precision", nargs="+", default=["fp32", "bf16"])
     ap.add_argument("--rounds", type=int, default=15)
     a = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a kill still removes the worktrees (``finally``)
     from engine.bench.hardware import cpu_info
     from engine.devices import cpu_has_fast_bf16
 
