@@ -93,14 +93,6 @@ def _openmp_libraries() -> list[str]:
         return []
 
 
-def suits(dtype: torch.dtype, groups: int, stride: int) -> bool:
-    """Whether a convolution runs faster here than through PyTorch's oneDNN. oneDNN 3.2 has no brdgmm kernel for
-    bf16 depthwise convolutions: at stride 1 its jit_dw took 1.4-1.8x PyTorch's time (docs/experiments, "oneDNN
-    primitives built once"); at stride 2 its own k x k kernel wins over PyTorch's (k+1) x (k+1).
-    """
-    return not (dtype == torch.bfloat16 and groups > 1 and stride == 1)
-
-
 def missing() -> str | None:
     """Why the direct oneDNN convolutions are not available here, or None."""
     return _load()[1]
@@ -200,13 +192,16 @@ class _Built:
         finally:
             lib.dnnl_primitive_desc_destroy(pd)
         self._args = (_Arg * len(args))(*[_Arg(a, m.mem) for a, m in args])
+        self._io_handles = [m.mem for m in self._io]
 
     def _execute(self, *tensors: torch.Tensor) -> None:
-        set_handle = self._lib.dnnl_memory_set_data_handle
+        set_handle, mems = self._lib.dnnl_memory_set_data_handle, self._io_handles
         with self._lock:
-            for m, t in zip(self._io, tensors, strict=True):
-                set_handle(m.mem, t.data_ptr())
-            _ok(self._lib.dnnl_primitive_execute(self._prim, self._stream, len(self._args), self._args), "execute")
+            for m, t in zip(mems, tensors, strict=True):
+                set_handle(m, t.data_ptr())
+            status = self._lib.dnnl_primitive_execute(self._prim, self._stream, len(self._args), self._args)
+        if status != 0:
+            _ok(status, "execute")
 
     def __del__(self) -> None:
         lib = getattr(self, "_lib", None)
@@ -260,8 +255,12 @@ class Convolution(_Built):
         dst = self._memory(_md(lib, self.out_shape, dt, (ho * wo * cout, 1, wo * cout, cout)))
         res = None if residual is None else self._memory(_md(lib, self.out_shape, dt, _strides(residual)))
         self.residual = res is not None
-        self._bias = torch.zeros(cout) if bias is None else bias.detach().float().contiguous()
-        bias_mem = self._memory(_md(lib, [cout], _F32, tag=_TAG_A), io=False)
+        # A bf16 depthwise convolution takes a bf16 bias: given an fp32 one, oneDNN 3.2 passes over its brdgmm kernel
+        # for the slower jit_dw (1.4-1.8x the time at stride 1). PyTorch rounds that bias to bf16 too.
+        bias_dt = _BF16 if dt == _BF16 and groups > 1 else _F32
+        self._bias = (torch.zeros(cout) if bias is None else bias.detach().float()).to(
+            torch.bfloat16 if bias_dt == _BF16 else torch.float32).contiguous()
+        bias_mem = self._memory(_md(lib, [cout], bias_dt, tag=_TAG_A), io=False)
         lib.dnnl_memory_set_data_handle(bias_mem.mem, self._bias.data_ptr())
         wshape = list(weight.shape) if groups == 1 else [groups, cout // groups, *weight.shape[1:]]
         attr, post_ops, pd = _P(), _P(), _P()
@@ -327,14 +326,21 @@ class Convolution(_Built):
         """
         if x.dtype != self.dtype or x.shape != self.in_shape:  # a mismatch would read past the buffer
             raise ValueError(f"built for {self.dtype} {self.in_shape}, given {x.dtype} {tuple(x.shape)}")
+        if self.residual and residual is None:
+            raise ValueError("this convolution was built with a residual add: pass the residual")
+        return self.run(x, residual, out)
+
+    def run(self, x: torch.Tensor, residual: torch.Tensor | None = None,
+            out: torch.Tensor | None = None) -> torch.Tensor:
+        """``__call__`` without its checks, for a caller that looked this primitive up by the input's (and the
+        residual's) type, shape and strides.
+        """
         if out is None:
             out = torch.empty(self.out_shape, dtype=self.dtype, memory_format=torch.channels_last)
-        if self.residual:
-            if residual is None:
-                raise ValueError("this convolution was built with a residual add: pass the residual")
-            self._execute(x, out, residual)
-        else:
+        if residual is None:
             self._execute(x, out)
+        else:
+            self._execute(x, out, residual)
         return out
 
 

@@ -44,7 +44,7 @@ class FConv:
     tf_same: bool = False  # a stride-2 "same" convolution: the weight's first row and column are zero padding
     # oneDNN tensors or primitives by input shape (``_packed``, ``_built``); opaque, so an FConv that has run cannot
     # be deep-copied or pickled
-    packed: OrderedDict[tuple[int, ...], torch.Tensor | dnnl.Convolution] = field(
+    packed: OrderedDict[tuple[object, ...], torch.Tensor | dnnl.Convolution] = field(
         default_factory=OrderedDict, repr=False, compare=False)
 
     def __call__(self, x: torch.Tensor, row_padding: int | None = None) -> torch.Tensor:
@@ -52,7 +52,7 @@ class FConv:
         p, s, d = self.padding, self.stride, self.dilation
         ph = p if row_padding is None else row_padding
         if self.direct and row_padding is None and (conv := self._built(x)) is not None:
-            return conv(x)
+            return conv.run(x)
         if self.fused:
             assert _POINTWISE is not None
             attr, scalars = {None: ("none", []), "relu": ("relu", []), "relu6": ("hardtanh", [0.0, 6.0])}[self.act]
@@ -69,7 +69,7 @@ class FConv:
         """conv(x) + other, the add a post-op of the convolution where fused (no activation)."""
         assert self.act is None
         if self.direct and (conv := self._built(x, other)) is not None:
-            return conv(x, other)
+            return conv.run(x, other)
         if not self.fused:
             return self(x).add_(other)
         assert _POINTWISE is not None
@@ -82,27 +82,29 @@ class FConv:
         few kept. None where the input's channels are not dense or oneDNN has only a generic kernel for it: PyTorch's
         call takes those.
         """
-        strides = dnnl.nhwc_strides(x)
-        res_strides = () if residual is None else dnnl.nhwc_strides(residual)
-        if strides is None or res_strides is None:
-            return None
-        key = (x.dtype, *x.shape, *strides, -1, *(() if residual is None else (residual.dtype, *residual.shape)),
-               *res_strides)
+        key = (x.dtype, x.shape, x.stride()) if residual is None else (
+            x.dtype, x.shape, x.stride(), residual.dtype, residual.shape, residual.stride())
+        conv = self.packed.get(key)  # looked up before anything is worked out: a call costs ~10 us (at batch 1)
+        if conv is not None:
+            self.packed.move_to_end(key)
+        else:
+            if dnnl.nhwc_strides(x) is None or (residual is not None and dnnl.nhwc_strides(residual) is None):
+                return None
 
-        def build() -> dnnl.Convolution:
-            weight, pad = self.weight, ((self.padding,) * 2,) * 2
-            if self.tf_same:  # the uneven padding as it is: the k x k kernel without its zero row and column
-                weight, pad = weight[:, :, 1:, 1:], ((self.padding - 1, self.padding),) * 2
-            return dnnl.Convolution(weight, self.bias, x, self.stride, pad, self.dilation, self.groups, self.act,
-                                    residual)
+            def build() -> dnnl.Convolution:
+                weight, pad = self.weight, ((self.padding,) * 2,) * 2
+                if self.tf_same:  # the uneven padding as it is: the k x k kernel without its zero row and column
+                    weight, pad = weight[:, :, 1:, 1:], ((self.padding - 1, self.padding),) * 2
+                return dnnl.Convolution(weight, self.bias, x, self.stride, pad, self.dilation, self.groups, self.act,
+                                        residual)
 
-        try:
-            conv = remember(self.packed, key, build, PACKED_SHAPES)
-        except (dnnl.DnnlError, ValueError) as err:  # e.g. a kind this CPU's oneDNN 3.2 has no kernel for
-            log.warning("convolution %s on %s: PyTorch's call from now on (%s)", tuple(self.weight.shape),
-                        tuple(x.shape), err)
-            self.direct = False
-            return None
+            try:
+                conv = remember(self.packed, key, build, PACKED_SHAPES)
+            except (dnnl.DnnlError, ValueError) as err:  # e.g. a kind this CPU's oneDNN 3.2 has no kernel for
+                log.warning("convolution %s on %s: PyTorch's call from now on (%s)", tuple(self.weight.shape),
+                            tuple(x.shape), err)
+                self.direct = False
+                return None
         assert isinstance(conv, dnnl.Convolution)
         return None if conv.generic else conv
 

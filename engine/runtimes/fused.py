@@ -252,7 +252,7 @@ class FusedCVUNet:
 
     def set_direct(self, kinds: Collection[str]) -> None:
         """Which of ``DIRECT_KINDS`` run as oneDNN primitives built once, where the library loads and on the CPU (the
-        convolutions only where they are fused and ``dnnl.suits`` them); the rest take PyTorch's calls.
+        convolutions only where they are fused); the rest take PyTorch's calls.
         """
         unknown = set(kinds) - set(DIRECT_KINDS)
         if unknown:
@@ -262,8 +262,7 @@ class FusedCVUNet:
         if self.dtype == torch.bfloat16 and not cpu_has_fast_bf16():  # oneDNN 3.2 has no bf16 kernels there
             self.direct = self.direct & {"convolutions"}
         for conv in self._convs():
-            conv.direct = "convolutions" in self.direct and conv.fused and dnnl.suits(conv.weight.dtype, conv.groups,
-                                                                                       conv.stride)
+            conv.direct = "convolutions" in self.direct and conv.fused
 
     def _primitive(self, kind: str, x: torch.Tensor, dst: torch.Tensor) -> bool:
         """``kind`` ("resampling" or "softmax") from ``x`` into ``dst``, its primitive built on first use for these

@@ -106,6 +106,22 @@ def test_a_built_convolution_in_bf16_stays_within_bf16_rounding():
     assert (got.float() - want).abs().max() <= 2e-2 * want.abs().max()
 
 
+@needs_dnnl
+@pytest.mark.skipif(not cpu_has_fast_bf16(), reason="no native bf16 on this CPU: the runtime keeps fp32")
+@pytest.mark.parametrize("k, stride, padding", [(3, 1, ((1, 1), (1, 1))), (5, 2, ((1, 2), (1, 2)))])
+def test_a_bf16_depthwise_convolution_takes_a_bf16_bias_and_the_brdgmm_kernel(k, stride, padding):
+    x = inputs(1, 48, 20, 20).bfloat16()
+    g = torch.Generator().manual_seed(6)
+    w, b = torch.randn(48, 1, k, k, generator=g) * 0.3, torch.randn(48, generator=g)
+    conv = dnnl.Convolution(w, b, x, stride, padding, 1, 48, "relu6")
+    # with an fp32 bias oneDNN 3.2 chose its slower jit_dw kernel (1.4-1.8x the time at stride 1)
+    assert conv.implementation.startswith("brdgmm"), conv.implementation
+    want = reference(x, w.bfloat16(), b.bfloat16().float(), stride, padding, 1, 48, "relu6")
+    got = conv(x)
+    assert got.dtype == torch.bfloat16
+    assert (got.float() - want).abs().max() <= 2e-2 * want.abs().max()
+
+
 def canvas(shapes, seed=0):
     return pack([prepare(grey_photo(h, w, seed + i), 96) for i, (h, w) in enumerate(shapes)])
 
