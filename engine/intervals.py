@@ -21,3 +21,12 @@ def bootstrap_interval(statistic: Callable[[np.ndarray], float], n: int, level: 
     values = [statistic(rng.integers(0, n, n)) for _ in range(resamples)]
     lo, hi = np.percentile(values, [50 * (1 - level), 50 * (1 + level)])
     return float(lo), float(hi)
+
+
+def paired_speedup(a_ms: np.ndarray, b_ms: np.ndarray, level: float = INTERVAL_LEVEL) -> tuple[float, float, float]:
+    """B's speed over A's from times paired by round (a slow spell of a shared machine slows both of a round):
+    the median of the per-round ratios a/b and its bootstrap interval, (median, low, high).
+    """
+    ratios = np.asarray(a_ms, dtype=float) / np.asarray(b_ms, dtype=float)
+    lo, hi = bootstrap_interval(lambda i: float(np.median(ratios[i])), len(ratios), level)
+    return float(np.median(ratios)), lo, hi

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.bench.hardware import cpu_info  # noqa: E402
 from engine.bench.inputs import bench_inputs, bench_model  # noqa: E402
 from engine.devices import cpu_has_fast_bf16  # noqa: E402
-from engine.intervals import INTERVAL_LEVEL, bootstrap_interval  # noqa: E402
+from engine.intervals import INTERVAL_LEVEL, paired_speedup  # noqa: E402
 from engine.runtimes import OptimizedRuntime  # noqa: E402
 from engine.runtimes.fused import DIRECT_KINDS  # noqa: E402
 
@@ -67,10 +67,9 @@ def main() -> int:
                     times[name].append((time.perf_counter() - t) * 1e3 / batch)
             ta = np.array(times["A"]).reshape(a.rounds, 2).min(axis=1)  # each round: the better of two calls
             tb = np.array(times["B"]).reshape(a.rounds, 2).min(axis=1)
-            ratios = ta / tb
-            lo, hi = bootstrap_interval(lambda i, r=ratios: float(np.median(r[i])), len(ratios))
+            speedup, lo, hi = paired_speedup(ta, tb)
             print(f"{precision} batch {batch}: A {statistics.median(ta):.1f} ms/photo, B "
-                  f"{statistics.median(tb):.1f}; speed-up {np.median(ratios):.3f} ({INTERVAL_LEVEL:.0%} "
+                  f"{statistics.median(tb):.1f}; speed-up {speedup:.3f} ({INTERVAL_LEVEL:.0%} "
                   f"interval {lo:.3f} to {hi:.3f}); max |ab| difference {diff:.3g}", flush=True)
     return 0
 

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ..devices import cpu_has_fast_bf16, describe_device, resolve_device
-from ..intervals import INTERVAL_LEVEL, bootstrap_interval
+from ..intervals import INTERVAL_LEVEL, paired_speedup
 from .hardware import cpu_info
 from .inputs import bench_inputs, bench_model
 from .settings import BenchSettings
@@ -169,6 +169,5 @@ def paired_ratio(ours: PeerRow, rival: PeerRow, level: float = INTERVAL_LEVEL) -
     """
     if len(ours.rounds_ms) < 5 or len(ours.rounds_ms) != len(rival.rounds_ms):
         return ""
-    ratios = np.array(rival.rounds_ms) / np.array(ours.rounds_ms)
-    lo, hi = bootstrap_interval(lambda i: float(np.median(ratios[i])), len(ratios), level)
-    return f"; paired by round {np.median(ratios):.2f}x ({level:.0%} interval {lo:.2f}-{hi:.2f})"
+    median, lo, hi = paired_speedup(np.array(rival.rounds_ms), np.array(ours.rounds_ms), level)
+    return f"; paired by round {median:.2f}x ({level:.0%} interval {lo:.2f}-{hi:.2f})"

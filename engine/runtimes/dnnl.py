@@ -192,16 +192,13 @@ class _Built:
         finally:
             lib.dnnl_primitive_desc_destroy(pd)
         self._args = (_Arg * len(args))(*[_Arg(a, m.mem) for a, m in args])
-        self._io_handles = [m.mem for m in self._io]
 
     def _execute(self, *tensors: torch.Tensor) -> None:
-        set_handle, mems = self._lib.dnnl_memory_set_data_handle, self._io_handles
+        set_handle = self._lib.dnnl_memory_set_data_handle
         with self._lock:
-            for m, t in zip(mems, tensors, strict=True):
-                set_handle(m, t.data_ptr())
-            status = self._lib.dnnl_primitive_execute(self._prim, self._stream, len(self._args), self._args)
-        if status != 0:
-            _ok(status, "execute")
+            for m, t in zip(self._io, tensors, strict=True):
+                set_handle(m.mem, t.data_ptr())
+            _ok(self._lib.dnnl_primitive_execute(self._prim, self._stream, len(self._args), self._args), "execute")
 
     def __del__(self) -> None:
         lib = getattr(self, "_lib", None)
@@ -257,10 +254,9 @@ class Convolution(_Built):
         self.residual = res is not None
         # A bf16 depthwise convolution takes a bf16 bias: given an fp32 one, oneDNN 3.2 passes over its brdgmm kernel
         # for the slower jit_dw (1.4-1.8x the time at stride 1). PyTorch rounds that bias to bf16 too.
-        bias_dt = _BF16 if dt == _BF16 and groups > 1 else _F32
-        self._bias = (torch.zeros(cout) if bias is None else bias.detach().float()).to(
-            torch.bfloat16 if bias_dt == _BF16 else torch.float32).contiguous()
-        bias_mem = self._memory(_md(lib, [cout], bias_dt, tag=_TAG_A), io=False)
+        bias_type = torch.bfloat16 if x.dtype == torch.bfloat16 and groups > 1 else torch.float32
+        self._bias = (torch.zeros(cout) if bias is None else bias.detach()).to(bias_type).contiguous()
+        bias_mem = self._memory(_md(lib, [cout], _dtype(self._bias), tag=_TAG_A), io=False)
         lib.dnnl_memory_set_data_handle(bias_mem.mem, self._bias.data_ptr())
         wshape = list(weight.shape) if groups == 1 else [groups, cout // groups, *weight.shape[1:]]
         attr, post_ops, pd = _P(), _P(), _P()

@@ -82,29 +82,27 @@ class FConv:
         few kept. None where the input's channels are not dense or oneDNN has only a generic kernel for it: PyTorch's
         call takes those.
         """
+        # keyed by what the tensors give at once: a call costs ~10 us at batch 1, so nothing is worked out first
         key = (x.dtype, x.shape, x.stride()) if residual is None else (
             x.dtype, x.shape, x.stride(), residual.dtype, residual.shape, residual.stride())
-        conv = self.packed.get(key)  # looked up before anything is worked out: a call costs ~10 us (at batch 1)
-        if conv is not None:
-            self.packed.move_to_end(key)
-        else:
-            if dnnl.nhwc_strides(x) is None or (residual is not None and dnnl.nhwc_strides(residual) is None):
-                return None
+        if key not in self.packed and (dnnl.nhwc_strides(x) is None or (
+                residual is not None and dnnl.nhwc_strides(residual) is None)):
+            return None
 
-            def build() -> dnnl.Convolution:
-                weight, pad = self.weight, ((self.padding,) * 2,) * 2
-                if self.tf_same:  # the uneven padding as it is: the k x k kernel without its zero row and column
-                    weight, pad = weight[:, :, 1:, 1:], ((self.padding - 1, self.padding),) * 2
-                return dnnl.Convolution(weight, self.bias, x, self.stride, pad, self.dilation, self.groups, self.act,
-                                        residual)
+        def build() -> dnnl.Convolution:
+            weight, pad = self.weight, ((self.padding,) * 2,) * 2
+            if self.tf_same:  # the uneven padding as it is: the k x k kernel without its zero row and column
+                weight, pad = weight[:, :, 1:, 1:], ((self.padding - 1, self.padding),) * 2
+            return dnnl.Convolution(weight, self.bias, x, self.stride, pad, self.dilation, self.groups, self.act,
+                                    residual)
 
-            try:
-                conv = remember(self.packed, key, build, PACKED_SHAPES)
-            except (dnnl.DnnlError, ValueError) as err:  # e.g. a kind this CPU's oneDNN 3.2 has no kernel for
-                log.warning("convolution %s on %s: PyTorch's call from now on (%s)", tuple(self.weight.shape),
-                            tuple(x.shape), err)
-                self.direct = False
-                return None
+        try:
+            conv = remember(self.packed, key, build, PACKED_SHAPES)
+        except (dnnl.DnnlError, ValueError) as err:  # e.g. a kind this CPU's oneDNN 3.2 has no kernel for
+            log.warning("convolution %s on %s: PyTorch's call from now on (%s)", tuple(self.weight.shape),
+                        tuple(x.shape), err)
+            self.direct = False
+            return None
         assert isinstance(conv, dnnl.Convolution)
         return None if conv.generic else conv
 

@@ -111,6 +111,15 @@ def test_interval_is_seeded_holds_the_mean_and_widens_with_the_spread():
     assert bootstrap_interval(lambda i: float(same[i].mean()), 26) == (2.0, 2.0)
 
 
+def test_a_paired_speedup_follows_the_rounds_not_the_machines_drift():
+    from engine.intervals import paired_speedup
+
+    drift = np.linspace(1.0, 3.0, 15)  # the machine slows down over the run: both of a round alike
+    assert paired_speedup(20.0 * drift, 10.0 * drift) == (2.0, 2.0, 2.0)
+    median, lo, hi = paired_speedup(10.0 * drift * np.random.default_rng(2).normal(1.0, 0.05, 15), 10.0 * drift)
+    assert lo <= median <= hi and lo < 1.0 < hi
+
+
 def test_report_gives_intervals_around_its_mean_gains():
     c = Colorizer.create(ColorizeSettings(device="cpu", size=64, precision="fp32"), model=random_model())
     report = evaluate_photos(c, [(f"p{i}", colour_photo(40, 48, i)) for i in range(6)])
