@@ -13,12 +13,13 @@ and after), so it runs its own k x k kernel, not the (k+1) x (k+1) one PyTorch's
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import importlib.metadata
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
@@ -51,6 +52,21 @@ class _Arg(ctypes.Structure):
 
 class DnnlError(RuntimeError):
     pass
+
+
+_local = threading.local()  # ``tape``: where this thread's executed primitives are recorded (``recording``)
+
+
+@contextlib.contextmanager
+def recording(tape: list[object]) -> Iterator[None]:
+    """Each primitive executed on this thread meanwhile is also appended to ``tape``, bound to the tensors it ran on
+    (``Bound``): a forward recorded for replay (``replay.py``).
+    """
+    _local.tape = tape
+    try:
+        yield
+    finally:
+        _local.tape = None
 
 
 @functools.cache
@@ -191,6 +207,7 @@ class _Built:
             self._prim = prim
         finally:
             lib.dnnl_primitive_desc_destroy(pd)
+        self._arg_list = args
         self._args = (_Arg * len(args))(*[_Arg(a, m.mem) for a, m in args])
 
     def _execute(self, *tensors: torch.Tensor) -> None:
@@ -199,6 +216,9 @@ class _Built:
             for m, t in zip(self._io, tensors, strict=True):
                 set_handle(m.mem, t.data_ptr())
             _ok(self._lib.dnnl_primitive_execute(self._prim, self._stream, len(self._args), self._args), "execute")
+        tape = getattr(_local, "tape", None)
+        if tape is not None:
+            tape.append(Bound(self, tensors))
 
     def __del__(self) -> None:
         lib = getattr(self, "_lib", None)
@@ -209,6 +229,36 @@ class _Built:
                 lib.dnnl_primitive_destroy(self._prim)
             for m in (*getattr(self, "_io", ()), *getattr(self, "_owned", ())):
                 m.close()
+        except (AttributeError, TypeError):  # at interpreter exit the library may already be gone
+            pass
+
+
+class Bound:
+    """A built primitive with its inputs and outputs fixed, memory objects of its own bound to them once: a call is
+    one ``execute``, no lock (no shared memory object changes). Holds the tensors, so their memory stays put.
+    """
+
+    def __init__(self, built: _Built, tensors: Sequence[torch.Tensor]) -> None:
+        self.built, self.tensors = built, tuple(tensors)
+        lib = built._lib
+        self._lib, self._mems = lib, []
+        for m, t in zip(built._io, self.tensors, strict=True):
+            mem = _P()
+            _ok(lib.dnnl_memory_create(ctypes.byref(mem), m.md, built._engine, _P(t.data_ptr())), "memory")
+            self._mems.append(mem)
+        mine = {id(m): mem for m, mem in zip(built._io, self._mems, strict=True)}
+        self._args = (_Arg * len(built._arg_list))(*[_Arg(a, mine.get(id(m), m.mem)) for a, m in built._arg_list])
+        self._call = functools.partial(lib.dnnl_primitive_execute, built._prim, built._stream, len(self._args),
+                                       self._args)
+
+    def __call__(self) -> None:
+        if self._call():
+            raise DnnlError("oneDNN execute failed")
+
+    def __del__(self) -> None:
+        try:
+            for mem in getattr(self, "_mems", ()):
+                self._lib.dnnl_memory_destroy(mem)
         except (AttributeError, TypeError):  # at interpreter exit the library may already be gone
             pass
 

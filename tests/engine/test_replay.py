@@ -1,0 +1,135 @@
+"""A CPU forward recorded on its second call with an input shape and replayed from then on
+(engine/runtimes/replay.py) computes what the eager forward computes, for new inputs, with and without hints, over
+several chunks of a batch, in each precision this CPU offers; and it is refused where a forward reads its data.
+"""
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+from helpers import grey_photo
+
+from engine.colorizer import pack, prepare
+from engine.devices import precision_support
+from engine.runtimes import dnnl
+from engine.runtimes.optimized import OptimizedRuntime
+from engine.runtimes.replay import Replays
+from engine.weights import DEFAULT_WEIGHTS, load_model
+
+CPU = torch.device("cpu")
+SUPPORT = precision_support(CPU)
+PRECISIONS = [pytest.param(p, marks=pytest.mark.skipif(SUPPORT[p] is not None, reason=f"{p}: {SUPPORT[p]}"))
+              for p in ("fp32", "bf16")]
+# The same ops on the same kernels: in practice bit for bit; a bound, not equality, as the arena's alignment is
+# not the heap's
+TOLERANCE = {"fp32": 1e-4, "bf16": 1e-2}
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return load_model(DEFAULT_WEIGHTS)
+
+
+def canvases(batch, seed, size=96):
+    return pack([prepare(grey_photo(size, size * 3 // 4, seed + i), size) for i in range(batch)])
+
+
+def hint_maps(L, seed):
+    rng = np.random.default_rng(seed)
+    hints = np.zeros((L.shape[0], 3, *L.shape[2:]), np.float32)
+    for n in range(L.shape[0]):
+        for _ in range(4):
+            y, x = rng.integers(0, L.shape[2]), rng.integers(0, L.shape[3])
+            hints[n, :2, y, x] = rng.uniform(-40, 40, 2)
+            hints[n, 2, y, x] = 1.0
+    return hints
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("batch, hinted", [(1, False), (1, True), (3, False)])
+def test_a_replayed_forward_equals_the_eager_forward_on_new_inputs(shipped, precision, batch, hinted):
+    eager = OptimizedRuntime(shipped, CPU, precision, replay=False)
+    replayed = OptimizedRuntime(shipped, CPU, precision)
+    for rt in (eager, replayed):  # several chunks a batch: the recorded tail reuses its chunks' buffers
+        rt.net.chunk_bytes = 1
+    outputs = []
+    for call in range(4):  # eager, recorded, replayed, replayed
+        L = canvases(batch, seed=10 * call)
+        hints = hint_maps(L, call) if hinted else None
+        want, got = eager.run(L, hints), replayed.run(L, hints)
+        assert np.abs(want).max() > 1.0
+        assert np.abs(got - want).max() <= TOLERANCE[precision], f"call {call}"
+        outputs.append(got)
+    assert len(replayed.replays) == 1
+    assert np.abs(outputs[3] - outputs[2]).max() > 1.0  # the replay read its new input
+
+
+def test_a_record_shares_memory_between_tensors_whose_lives_do_not_overlap(shipped):
+    rt = OptimizedRuntime(shipped, CPU, "fp32")
+    L = canvases(1, seed=0, size=256)
+    for _ in range(2):
+        rt.run(L)
+    (record,) = rt.replays._records.values()
+    assert record.arena.numel() < record.made_bytes / 3
+
+
+def test_replays_from_two_threads_each_get_their_own_photos(shipped):
+    eager = OptimizedRuntime(shipped, CPU, "fp32", replay=False)
+    replayed = OptimizedRuntime(shipped, CPU, "fp32")
+    inputs = [canvases(1, seed=s) for s in range(6)]
+    want = [eager.run(L) for L in inputs]
+    for L in inputs[:2]:
+        replayed.run(L)  # recorded
+    got: dict[int, np.ndarray] = {}
+
+    def work(indices):
+        for i in indices:
+            got[i] = replayed.run(inputs[i])
+
+    threads = [threading.Thread(target=work, args=(r,)) for r in (range(0, 6, 2), range(1, 6, 2))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(6):
+        assert np.abs(got[i] - want[i]).max() <= TOLERANCE["fp32"], i
+
+
+def test_a_forward_that_reads_its_data_is_not_recorded():
+    def forward(L, scope, out, hints):
+        scale = float(L.max())  # a value the replay could not know
+        return out.copy_(L[:, :1, ::2, ::2].expand(out.shape) * scale)
+
+    replays = Replays(forward)
+    L = np.ones((1, 1, 8, 8), np.float32)
+    result = np.empty((1, 2, 4, 4), np.float32)
+    with torch.inference_mode():
+        assert [replays.run("key", L, None, result) for _ in range(3)] == [False, False, False]
+    assert len(replays) == 0
+
+
+def test_release_memory_drops_the_records(shipped):
+    rt = OptimizedRuntime(shipped, CPU, "fp32")
+    L = canvases(1, seed=0)
+    for _ in range(2):
+        rt.run(L)
+    assert len(rt.replays) == 1
+    rt.release_memory()
+    assert len(rt.replays) == 0
+    assert np.abs(rt.run(L) - OptimizedRuntime(shipped, CPU, "fp32", replay=False).run(L)).max() <= 1e-4
+
+
+@pytest.mark.skipif(dnnl.missing() is not None, reason=str(dnnl.missing()))
+def test_a_bound_primitive_computes_on_what_its_tensors_hold_at_each_call():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(1, 8, 12, 12, generator=g).contiguous(memory_format=torch.channels_last)
+    conv = dnnl.Convolution(torch.randn(16, 8, 3, 3, generator=g), torch.randn(16, generator=g), x, 1,
+                            ((1, 1), (1, 1)), 1, 1, "relu")
+    tape: list = []
+    with dnnl.recording(tape):
+        y = conv(x)
+    (step,) = tape
+    x.copy_(torch.randn(x.shape, generator=g))
+    step()
+    assert torch.allclose(y, conv(x.clone(memory_format=torch.channels_last)), atol=1e-5)
