@@ -32,8 +32,7 @@ log = logging.getLogger(__name__)
 
 Forward = Callable[[torch.Tensor, Scope, torch.Tensor | None, torch.Tensor | None], torch.Tensor]
 
-RECORDS = 4  # input shapes kept recorded, the most recently used (a batch, its last part, hinted and not)
-RECORD_BYTES = 160 * 2**20  # a record holding more than this is dropped: the shape runs eagerly
+RECORD_BUDGET = 192 * 2**20  # the memory a runtime's records hold together: the most recently used kept within it
 RECORD_PIXELS = 512 * 512  # inputs of more pixels (the batch's together) are not recorded: their records outgrow it
 SEEN = 32  # input shapes whose calls are counted (recorded on the second call; one refused then is not tried again)
 _ALLOCATIONS = {torch.ops.aten.empty.memory_format, torch.ops.aten.empty_strided.default}
@@ -93,6 +92,13 @@ def _step(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, 
 
 class _Recorder(TorchDispatchMode):
     """Appends each op's replay to the tape, and notes where each tensor made meanwhile was born."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """No compiler guard around the dispatch: it would import torch._dynamo (about 1 s) at the first record, and
+        a recorded forward is never compiled (``OptimizedRuntime`` records only without ``compile``).
+        """
+        return False
 
     def __init__(self, tape: list[object]) -> None:
         super().__init__()
@@ -236,7 +242,9 @@ class Replays:
                 if record is None:
                     remember(self._refused, key, lambda: True, SEEN)
                     return False
-                remember(self._records, key, lambda: record, RECORDS)
+                self._records[key] = record
+                while sum(r.nbytes for r in self._records.values()) > RECORD_BUDGET:
+                    self._records.popitem(last=False)
                 result[...] = record.out.numpy()  # the recording call's own output
                 return True
             self._records.move_to_end(key)
@@ -249,7 +257,7 @@ class Replays:
         except RecordError as err:
             log.info("input %s runs eagerly: %s", tuple(L.shape), err)
             return None
-        if record.nbytes > RECORD_BYTES:
+        if record.nbytes > RECORD_BUDGET // 2:
             log.info("input %s runs eagerly: its record would hold %d MB", tuple(L.shape), record.nbytes >> 20)
             return None
         return record

@@ -133,3 +133,19 @@ def test_a_bound_primitive_computes_on_what_its_tensors_hold_at_each_call():
     x.copy_(torch.randn(x.shape, generator=g))
     step()
     assert torch.allclose(y, conv(x.clone(memory_format=torch.channels_last)), atol=1e-5)
+
+
+def test_recording_does_not_import_the_compiler():
+    """A dispatch mode's default guard imports torch._dynamo (about a second) on the first record: a pause at the
+    first hint preview of a session.
+    """
+    import subprocess
+    import sys
+
+    code = ("import sys, torch; from engine.runtimes.optimized import OptimizedRuntime; "
+            "from engine.weights import DEFAULT_WEIGHTS, load_model; "
+            "rt = OptimizedRuntime(load_model(DEFAULT_WEIGHTS), torch.device('cpu'), 'fp32'); "
+            "import numpy as np; L = np.zeros((1, 1, 64, 64), np.float32); [rt.run(L) for _ in range(3)]; "
+            "print(len(rt.replays), 'torch._dynamo' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["1", "False"]
