@@ -75,15 +75,13 @@ def _step(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, 
         return partial(func, *args, **kwargs), False
     if not isinstance(result, torch.Tensor):
         raise RecordError(f"{func} returns {type(result).__name__}: the forward depends on its data")
-    if any(r.alias_info is not None for r in schema.returns):  # a view, unless it had to copy
-        if _address(result) in _addresses(args):
-            return None, False
+    if _address(result) in _addresses(args):
+        return None, False  # a view, or an input's memory under another name (``_unsafe_view``): nothing to replay
+    if any(r.alias_info is not None for r in schema.returns):  # a view's op that had to copy
         source = args[0] if args else None
         if isinstance(source, torch.Tensor) and source.shape == result.shape:  # ``contiguous``, ``to``: a copy
             return partial(torch.ops.aten.copy_.default, result, source), True
         raise RecordError(f"{func} made a copy of another shape: no replay is known for it")
-    if _address(result) in _addresses(args):
-        return None, False  # an input's memory under another name (``_unsafe_view``): nothing to replay
     out = _out_overload(func)
     if out is None:
         raise RecordError(f"{func} has no out= form to replay it into the recorded tensor")
