@@ -367,7 +367,19 @@ def _writer_alive(name: str) -> bool:
         return False
     except OSError:  # PermissionError: it runs, as another user
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has exited but not been reaped: a killed worker whose new parent (a container's
+    first process, often) never reaps it still answers ``kill(pid, 0)``, though it will write no more.
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False  # no /proc (macOS, Windows): trust kill()
+    return state in (b"Z", b"X")
 
 
 def clean_partials(folder: Path) -> int:

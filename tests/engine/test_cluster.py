@@ -315,7 +315,7 @@ def test_removing_a_node_mid_run_still_completes_every_photo(weights, tmp_path):
     assert (run.summary.done, run.summary.failed) == (12, 0)
     assert run.shape.nodes == 1 and run.shape.cpus == 2
     names = sorted(outputs(tmp_path / "out"))
-    assert len(names) == 12 and not any("(" in n or n.startswith(".") for n in names)
+    assert len(names) == 12 and not any("(" in n or n.startswith(".") for n in names), names
 
 
 def test_a_local_run_starts_its_own_ray_even_where_another_cluster_is_named(tmp_path):

@@ -141,6 +141,23 @@ def test_clean_partials_keeps_the_files_of_a_writer_that_still_runs(tmp_path):
     assert clean_partials(tmp_path) == 1
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="zombies are told apart through /proc")
+def test_clean_partials_removes_the_files_of_a_writer_that_died_unreaped(tmp_path):
+    """A Ray worker killed mid-write becomes a zombie where its new parent never reaps it; it writes no more."""
+    dead = subprocess.Popen(["true"])
+    try:
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{dead.pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        os.kill(dead.pid, 0)  # still answers, as a running writer would
+        partial = tmp_path / f".a.png.{dead.pid}-0badcafe{PARTIAL_MARK}"
+        partial.write_bytes(b"x")
+        assert clean_partials(tmp_path) == 1 and not partial.exists()
+    finally:
+        dead.wait()
+
+
 def test_temporary_names_fit_where_the_final_name_fits(tmp_path):
     final = tmp_path / ("é" * 125 + ".png")  # 254 bytes in UTF-8
     tmp = partial_name(final)
