@@ -24,7 +24,7 @@ def atomic_write(final: Path | str, *, tmp: Path | None = None) -> Iterator[Bina
     """Yield a binary file; on a clean exit it replaces ``final``, on any exception it is removed.
 
     ``tmp`` is the temporary name to write (in ``final``'s folder); callers that sweep their own
-    leftovers after a crash (``imageio.partial_name``) pass theirs.
+    leftovers after a crash (``partials.partial_name``) pass theirs.
     """
     final = Path(final)
     tmp = temp_name(final) if tmp is None else Path(tmp)

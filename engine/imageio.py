@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 import struct
 import warnings
@@ -21,6 +20,7 @@ from PIL import Image, ImageFile, UnidentifiedImageError
 
 from . import atomic
 from .messages import short_reason
+from .partials import partial_name
 
 IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".tif", ".tiff", ".webp", ".bmp", ".gif", ".jp2", ".j2k",
                               ".jpf", ".jpx"})
@@ -34,7 +34,6 @@ PIL_FORMAT = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG", ".webp": "WEBP", "
               ".jp2": "JPEG2000", ".j2k": "JPEG2000", ".jpf": "JPEG2000", ".jpx": "JPEG2000",
               ".bmp": "BMP"}
 MAX_PIXELS = 200_000_000  # a header claiming more is refused before anything is allocated
-PARTIAL_MARK = ".colorizer-partial"  # temporary outputs carry this in their name until renamed
 
 Image.MAX_IMAGE_PIXELS = None  # we check the size ourselves, with a clearer message
 ImageFile.LOAD_TRUNCATED_IMAGES = False
@@ -336,77 +335,12 @@ def output_extension(source: Path, choice: str) -> str:
     return FORMATS[choice]
 
 
-_NAME_MAX = 255  # bytes in one file name on every common file system
-
-
-def partial_name(final: Path) -> Path:
-    """A hidden temporary name next to ``final``: ``.NAME.PID-RANDOM.colorizer-partial``.
-
-    The writer's process id lets ``clean_partials`` leave a running writer's files alone.
-    The name is shortened where needed so that it fits where ``final`` fits.
-    """
-    tag = f".{os.getpid()}-{secrets.token_hex(4)}{PARTIAL_MARK}"
-    name = final.name
-    while name and len(os.fsencode(f".{name}{tag}")) > _NAME_MAX:
-        name = name[:-1]
-    return final.with_name(f".{name}{tag}")
-
-
-def _writer_alive(name: str) -> bool:
-    """Whether the process that wrote this temporary file still runs (and is not us)."""
-    stem = name[: -len(PARTIAL_MARK)]
-    pid_part = stem.rsplit(".", 1)[-1].split("-", 1)[0]
-    if not pid_part.isdigit():
-        return False  # an older name without a process id
-    pid = int(pid_part)
-    if pid == os.getpid() or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # PermissionError: it runs, as another user
-        return True
-    return not _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
-    """Whether ``pid`` has exited but not been reaped: a killed worker whose new parent (a container's
-    first process, often) never reaps it still answers ``kill(pid, 0)``, though it will write no more.
-    """
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False  # no /proc (macOS, Windows): trust kill()
-    return state in (b"Z", b"X")
-
-
-def clean_partials(folder: Path) -> int:
-    """Delete temporary files a killed run left behind; returns how many.
-
-    Files of a writer that still runs (another batch writing into the same folder) are kept.
-    """
-    removed = 0
-    if not os.path.isdir(folder):
-        return 0
-    for root, _dirs, files in os.walk(folder):
-        for name in files:
-            if name.endswith(PARTIAL_MARK) and not _writer_alive(name):
-                try:
-                    os.unlink(os.path.join(root, name))
-                    removed += 1
-                except OSError:
-                    pass
-    return removed
-
-
 def encode(final: Path, rgb: np.ndarray, *, quality: int = 92, alpha: np.ndarray | None = None,
            exif: bytes | None = None, icc: bytes | None = None, compression: str | None = None) -> None:
     """Write ``rgb`` (H x W x 3 uint8/uint16) to ``final`` via a temporary name, fsync and a rename.
 
     A crash, kill or cancel leaves either the complete file or no file under ``final``; the temporary
-    name is ``partial_name``'s, so ``clean_partials`` finds what a killed run left.
+    name is ``partials.partial_name``'s, so ``partials.clean_partials`` finds what a killed run left.
     """
     ext = final.suffix.lower()
     tmp = partial_name(final)

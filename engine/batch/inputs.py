@@ -6,8 +6,9 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..imageio import IMAGE_EXTENSIONS, PARTIAL_MARK
+from ..imageio import IMAGE_EXTENSIONS
 from ..options import Job
+from ..partials import PARTIAL_MARK
 
 
 def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool = False) -> tuple[list[Job], list[str]]:

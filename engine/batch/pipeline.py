@@ -39,9 +39,10 @@ import numpy as np
 
 from ..colorizer import Colorizer, Inference, Prepared, ab_rows, ab_source, pack, pack_hints
 from ..hints import Hint
-from ..imageio import MAX_PIXELS, clean_partials
+from ..imageio import MAX_PIXELS
 from ..messages import one_line, short_reason
 from ..options import BatchSummary, ExportOptions, Job, PhotoResult, Preview, Status
+from ..partials import clean_partials
 from .decode_ahead import DecodeAhead, Decoded, decode_photo
 from .ordered_writes import OrderedWrites, WriteOutcome, render_from_source, write_photo
 from .planning import OutputPlanner

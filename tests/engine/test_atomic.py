@@ -12,7 +12,7 @@ import torch
 from helpers import random_model
 from PIL import Image
 
-from engine import atomic, imageio
+from engine import atomic, imageio, partials
 from engine.weights import read_weights, save_weights
 
 
@@ -70,7 +70,7 @@ def test_an_interrupt_midway_also_removes_the_temporary_file(tmp_path):
 
 def test_a_callers_own_temporary_name_is_used(tmp_path, monkeypatch):
     final = tmp_path / "out.png"
-    tmp = imageio.partial_name(final)
+    tmp = partials.partial_name(final)
     seen: list[Path] = []
     real_open = open
 

@@ -38,8 +38,8 @@ from engine import cli
 from engine.batch.inputs import collect_inputs
 from engine.batch.pipeline import BatchPipeline
 from engine.colorizer import Colorizer
-from engine.imageio import PARTIAL_MARK, clean_partials, partial_name
 from engine.options import ColorizeSettings, ExportOptions, Job
+from engine.partials import PARTIAL_MARK, clean_partials, partial_name
 from engine.weights import WeightsError, load_model, save_weights
 
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ...hints import Hint
-from ...imageio import clean_partials
 from ...options import BatchSummary, ColorizeSettings, ExportOptions, Job, PhotoResult, engine_device
+from ...partials import clean_partials
 from .connection import ClusterShape, cluster_shape, connect
 from .plan import Plan, plan_run
 from .rounds import MAX_ROUNDS, Rounds

@@ -12,8 +12,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ...imageio import IMAGE_EXTENSIONS, PARTIAL_MARK, ImageError, partial_name, write_error
+from ...imageio import IMAGE_EXTENSIONS, ImageError, write_error
 from ...messages import short_reason
+from ...partials import PARTIAL_MARK, partial_name
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/+(.*)$")
 
