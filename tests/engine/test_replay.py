@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from helpers import grey_photo
+from torch.multiprocessing.reductions import StorageWeakRef
 
 from engine.colorizer import pack, prepare
 from engine.devices import precision_support
@@ -107,6 +108,35 @@ def test_a_forward_that_reads_its_data_is_not_recorded():
     with torch.inference_mode():
         assert [replays.run("key", L, None, result) for _ in range(3)] == [False, False, False]
     assert len(replays) == 0
+
+
+def test_recording_frees_each_tensor_when_the_forward_drops_it_and_replays_memory_reused_meanwhile():
+    """The record holds slots, not the forward's tensors: recording costs an eager call's memory, not all its tensors'
+    at once (at 512 px fp32 that had doubled the peak); a tensor made where a freed one was is a value of its own.
+    """
+    freed = []
+
+    def forward(L, scope, out, hints):
+        a = L * 2.0
+        weak = StorageWeakRef(a.untyped_storage())
+        b = a + 1.0
+        del a
+        freed.append(weak.expired())
+        c = torch.empty(b.shape)  # the allocator may hand it a's memory
+        torch.mul(b, 3.0, out=c)
+        return out.copy_(torch.cat([c - L, b], 1))
+
+    replays = Replays(forward)
+    result = np.empty((1, 2, 8, 8), np.float32)
+    rng = np.random.default_rng(0)
+    with torch.inference_mode():
+        for call in range(4):  # eager, recorded, replayed, replayed
+            L = rng.random((1, 1, 8, 8), np.float32)
+            ran = replays.run("key", L, None, result)  # the first call is the caller's to run eagerly
+            assert ran == (call > 0)
+            if ran:
+                assert np.allclose(result, np.concatenate([(2 * L + 1) * 3 - L, 2 * L + 1], 1)), call
+    assert freed == [True]  # in the recording call, the only one that ran the forward here
 
 
 def test_release_memory_drops_the_records(shipped):
