@@ -40,21 +40,24 @@ def _writer_alive(name: str) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:  # PermissionError: it runs, as another user
-        return True
-    return not _zombie(pid)
+    except OSError:  # PermissionError: another user's process (whose /proc entry may be hidden from us)
+        return not _exited(pid, missing=False)
+    return not _exited(pid, missing=True)
 
 
-def _zombie(pid: int) -> bool:
-    """Whether ``pid`` has exited but not been reaped: a killed worker whose new parent (a container's
-    first process, often) never reaps it still answers ``kill(pid, 0)``, though it will write no more.
+def _exited(pid: int, missing: bool) -> bool:
+    """Whether ``pid`` has exited though ``kill(pid, 0)`` still finds it: a zombie. A killed worker whose new parent (a
+    container's first process, often) never reaps it stays one, though it will write no more. ``missing``: the answer
+    where /proc has no entry for it.
     """
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             state = f.read().rsplit(b")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return missing and os.path.isdir("/proc/self")  # reaped since kill() asked; no /proc (macOS): trust kill()
     except (OSError, IndexError):
-        return False  # no /proc (macOS, Windows): trust kill()
-    return state in (b"Z", b"X")
+        return False
+    return state in (b"Z", b"X", b"x")
 
 
 def clean_partials(folder: Path) -> int:

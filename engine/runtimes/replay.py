@@ -113,9 +113,7 @@ class _Recorder(TorchDispatchMode):
     size and the last step that touches it.
 
     The tape holds the forward's tensors as slots, not the tensors, so each is freed when the forward drops it and
-    recording costs little more memory than an eager call (holding them all doubled its peak at 512 px). A storage
-    freed and another made at its address are two values (told apart by a weak reference), which ``_plan`` may place
-    apart.
+    recording costs little more memory than an eager call (holding them all doubled its peak at 512 px).
     """
 
     @classmethod
@@ -130,13 +128,34 @@ class _Recorder(TorchDispatchMode):
         self.tape = tape
         self.values: list[tuple[int, int]] = []  # by value: (the tape's length when it was made, its bytes)
         self.last: dict[int, int] = {}  # value: the last step that touches it
-        self._at: dict[int, tuple[int, StorageWeakRef]] = {}  # storage address: (value, the storage, weakly)
+        # By storage (its C object, which the weak reference keeps from being reused while recording): (value, where
+        # its memory was, the storage weakly).
+        self._made: dict[int, tuple[int, int, StorageWeakRef]] = {}
         self._slotted = 0  # tape entries before this one hold slots, not tensors
 
+    def made(self, t: torch.Tensor) -> None:
+        """Note ``t``'s storage as a value of its own, if it is not one already (an op may return an alias)."""
+        address = _address(t)
+        if address is None:
+            raise RecordError("a tensor without plain memory was made (oneDNN's own layout)")
+        storage = t.untyped_storage()
+        if storage._cdata not in self._made:
+            self._made[storage._cdata] = (len(self.values), address, StorageWeakRef(storage))
+            self.values.append((len(self.tape), storage.nbytes()))
+
     def _value(self, t: torch.Tensor) -> int | None:
-        """The value ``t``'s memory holds, or None for memory the forward did not make (its input, output, weights)."""
-        entry = self._at.get(_address(t))  # type: ignore[arg-type]
-        return None if entry is None or entry[1].expired() else entry[0]
+        """The value ``t``'s memory holds, or None for memory the forward did not make (its input, output, weights).
+
+        By storage, not address: a storage freed and another made at its address are two values.
+        """
+        if t.is_mkldnn:
+            return None
+        entry = self._made.get(t.untyped_storage()._cdata)
+        if entry is None:
+            return None
+        if entry[1] != _address(t):  # an ``out=`` that resized it, or ``set_``: its slot no longer holds it
+            raise RecordError("a tensor the forward made was moved to other memory")
+        return entry[0]
 
     def _slots(self, value: Any, index: int) -> Any:
         if isinstance(value, torch.Tensor):
@@ -168,12 +187,7 @@ class _Recorder(TorchDispatchMode):
         result = func(*args, **kwargs)
         step, made = _step(func, args, kwargs, result)
         if made:
-            address = _address(result)
-            if address is None:
-                raise RecordError(f"{func} made a tensor without plain memory (oneDNN's own layout)")
-            if self._value(result) is None:
-                self._at[address] = (len(self.values), StorageWeakRef(result.untyped_storage()))
-                self.values.append((len(self.tape), result.untyped_storage().nbytes()))
+            self.made(result)
         if step is not None:
             self.tape.append(step)
             self.slot_tape()
@@ -187,9 +201,11 @@ ALIGN = 64  # bytes: every tensor of the arena starts on a cache line
 def _malloc_trim() -> Callable[[int], int] | None:
     """The C library's ``malloc_trim`` (glibc's), None elsewhere (musl, macOS, Windows)."""
     try:
-        return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
+        trim = ctypes.CDLL(None).malloc_trim
     except (AttributeError, OSError, TypeError):  # TypeError: no CDLL(None) on Windows
         return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return trim  # type: ignore[no-any-return]
 
 
 def _give_back_freed_memory() -> None:

@@ -15,7 +15,7 @@ from engine.colorizer import pack, prepare
 from engine.devices import precision_support
 from engine.runtimes import dnnl
 from engine.runtimes.optimized import OptimizedRuntime
-from engine.runtimes.replay import Replays
+from engine.runtimes.replay import Replays, _Recorder
 from engine.weights import DEFAULT_WEIGHTS, load_model
 
 CPU = torch.device("cpu")
@@ -137,6 +137,32 @@ def test_recording_frees_each_tensor_when_the_forward_drops_it_and_replays_memor
             if ran:
                 assert np.allclose(result, np.concatenate([(2 * L + 1) * 3 - L, 2 * L + 1], 1)), call
     assert freed == [True]  # in the recording call, the only one that ran the forward here
+
+
+def test_a_storage_made_in_memory_a_freed_one_had_is_a_value_of_its_own():
+    memory = np.zeros(16, np.float32)
+    recorder = _Recorder([])
+    first = torch.from_numpy(memory)
+    recorder.made(first)
+    assert recorder._value(first) == 0
+    del first
+    again = torch.from_numpy(memory)  # the same address, another storage
+    assert again.data_ptr() == memory.ctypes.data
+    assert recorder._value(again) is None
+
+
+def test_a_forward_that_moves_a_tensor_it_made_is_not_recorded():
+    def forward(L, scope, out, hints):
+        buffer = torch.empty(0)
+        torch.mul(L, 2.0, out=buffer)  # out= resizes the empty buffer: its memory moves
+        return out.copy_(torch.cat([buffer, buffer], 1))
+
+    replays = Replays(forward)
+    L = np.ones((1, 1, 8, 8), np.float32)
+    result = np.empty((1, 2, 8, 8), np.float32)
+    with torch.inference_mode():
+        assert [replays.run("key", L, None, result) for _ in range(3)] == [False, False, False]
+    assert len(replays) == 0
 
 
 def test_release_memory_drops_the_records(shipped):
