@@ -108,6 +108,19 @@ class _BoundSlots(NamedTuple):
     tensors: tuple[Any, ...]
 
 
+def _mapped(step: object, leaf: Callable[[Any], Any], bound: Callable[[Any, tuple[Any, ...]], object]) -> Any:
+    """``step`` (an op's partial, or a primitive with its tensors) rebuilt with ``leaf`` applied to each argument,
+    plain tuples and lists walked into; a primitive rebuilt by ``bound(built, tensors)``.
+    """
+    def each(value: Any) -> Any:
+        return type(value)(each(v) for v in value) if type(value) in (tuple, list) else leaf(value)  # not a _Slot
+
+    if isinstance(step, (dnnl.Bound, _BoundSlots)):
+        return bound(step.built, each(step.tensors))
+    assert isinstance(step, partial)
+    return partial(step.func, *each(step.args), **{k: each(v) for k, v in step.keywords.items()})
+
+
 class _Recorder(TorchDispatchMode):
     """Appends each op's replay to the tape, and notes each value (a storage) the forward made: when it was made, its
     size and the last step that touches it.
@@ -157,27 +170,18 @@ class _Recorder(TorchDispatchMode):
             raise RecordError("a tensor the forward made was moved to other memory")
         return entry[0]
 
-    def _slots(self, value: Any, index: int) -> Any:
-        if isinstance(value, torch.Tensor):
-            v = self._value(value)
-            if v is None:
-                return value
-            self.last[v] = index
-            return _Slot(v, value.dtype, tuple(value.shape), tuple(value.stride()), int(value.storage_offset()))
-        if isinstance(value, (tuple, list)):
-            return type(value)(self._slots(v, index) for v in value)
-        return value
+    def _slot(self, value: Any, index: int) -> Any:
+        """A tensor the forward made as its slot, noted as touched by step ``index``; anything else as it is."""
+        v = self._value(value) if isinstance(value, torch.Tensor) else None
+        if v is None:
+            return value
+        self.last[v] = index
+        return _Slot(v, value.dtype, tuple(value.shape), tuple(value.stride()), int(value.storage_offset()))
 
     def slot_tape(self) -> None:
         """The tape's new entries (ops, and primitives the dnnl hook appended) with slots for the forward's tensors."""
         for i in range(self._slotted, len(self.tape)):
-            step = self.tape[i]
-            if isinstance(step, dnnl.Bound):
-                self.tape[i] = _BoundSlots(step.built, self._slots(step.tensors, i))
-            else:
-                assert isinstance(step, partial)
-                self.tape[i] = partial(step.func, *self._slots(step.args, i),
-                                       **{k: self._slots(v, i) for k, v in step.keywords.items()})
+            self.tape[i] = _mapped(self.tape[i], partial(self._slot, index=i), _BoundSlots)
         self._slotted = len(self.tape)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
@@ -210,8 +214,7 @@ def _malloc_trim() -> Callable[[int], int] | None:
 
 def _give_back_freed_memory() -> None:
     """Return the heap's free pages to the system: the recording call's tensors, freed, would otherwise stay resident
-    beside the new arena (512 px fp32: a peak of 222 MB over the process's start, against 175 with this and 156 for
-    an eager call).
+    beside the new arena (docs/experiments, "The recording's memory").
     """
     trim = _malloc_trim()
     if trim is not None:
@@ -262,17 +265,12 @@ class Record:
     def _placed(self, step: object, offsets: dict[int, int]) -> Callable[[], object]:
         """The step on the arena's memory: each slot a view at its value's offset."""
         def place(value: Any) -> Any:
-            if isinstance(value, _Slot):
-                return self.arena.view(value.dtype).as_strided(
-                    value.shape, value.stride, offsets[value.value] // value.dtype.itemsize + value.offset)
-            if isinstance(value, (tuple, list)):
-                return type(value)(place(v) for v in value)
-            return value
+            if not isinstance(value, _Slot):
+                return value
+            return self.arena.view(value.dtype).as_strided(
+                value.shape, value.stride, offsets[value.value] // value.dtype.itemsize + value.offset)
 
-        if isinstance(step, _BoundSlots):
-            return dnnl.Bound(step.built, place(step.tensors))
-        assert isinstance(step, partial)
-        return partial(step.func, *place(step.args), **{k: place(v) for k, v in step.keywords.items()})
+        return _mapped(step, place, dnnl.Bound)
 
     def replay(self, L: np.ndarray, hints: np.ndarray | None, result: np.ndarray) -> None:
         with self._lock:
