@@ -22,11 +22,14 @@ def train_command(args: argparse.Namespace) -> int:
                       extra_data=args.extra, extra_share=args.extra_share, hint_channels=args.hint_channels,
                       encoder=args.encoder, hint_decoder=args.hint_decoder, hint_p_none=args.hint_p_none,
                       hint_geometric_p=args.hint_geometric_p,
-                      first_trained_block=args.first_trained_block, autocast="bf16" if args.bf16 else args.autocast)
+                      first_trained_block=args.first_trained_block, autocast="bf16" if args.bf16 else args.autocast,
+                      teacher=args.teacher, keep_norm_stats=args.keep_norm_stats)
     if not args.data.is_dir():
         raise UsageError(f"{args.data} is not a folder")
     if args.hint_decoder and not args.hint_channels and args.init is None:
         raise UsageError("--hint-decoder needs a model that reads hints: add --hint-channels 3")
+    if args.teacher is not None and not args.teacher.is_file():
+        raise UsageError(f"--teacher {args.teacher}: no such weights file")
     if args.extra is not None and not args.extra.is_dir():
         raise UsageError(f"--extra {args.extra} is not a folder")
     if not 0.0 < args.extra_share < 1.0:

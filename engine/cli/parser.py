@@ -157,6 +157,12 @@ def _add_train(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     t.add_argument("--autocast", choices=("none", "bf16"), default="none",
                    help="bf16: the forward under CPU bf16 autocast (only where the CPU has native bf16)")
     t.add_argument("--bf16", action="store_true", help="same as --autocast bf16")
+    t.add_argument("--teacher", type=Path, metavar="WEIGHTS",
+                   help="learn to give, for each crop as the network sees it (an old print's scan with "
+                        "--degrade-share), what these frozen weights give for the clean crop, instead of its true "
+                        "colours; the weights ship with the teacher's read-out")
+    t.add_argument("--keep-norm-stats", action="store_true",
+                   help="BatchNorm keeps the start's statistics (its scale and shift still learn)")
     t.set_defaults(func=train_command)
 
 

@@ -21,6 +21,8 @@ def _readout_note(readout: dict[str, Any]) -> str:
                 "originals' colourfulness.")
     if readout.get("chosen_on") == "training photos":
         return ", chosen on training photos (the gain makes them as colourful as the originals)."
+    if readout.get("chosen_on") == "the teacher's, kept":
+        return f", the teacher's (`{readout.get('teacher')}`), kept: the model learned to give its distribution."
     if readout.get("chosen_on") == "photos from other sources":
         return (f", chosen again (`readout`) on {readout.get('photos')} photos from sources the training never saw "
                 f"(`{readout.get('folder')}`): the most colourful read-out at least {readout.get('min_gain_db', 0)} "

@@ -147,11 +147,13 @@ def make_batch(photos: PhotoSet, batch: int, size: int, rng: np.random.Generator
                augment: bool = True, crop_min: float = 0.3, gamma: float = 0.0,
                weights: np.ndarray | None = None, degrade_share: float = 0.0,
                degrade_rng: np.random.Generator | None = None,
-               degrade_settings: DegradeSettings | None = None) -> tuple[np.ndarray, np.ndarray]:
+               degrade_settings: DegradeSettings | None = None,
+               clean_L: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(L: B x 1 x S x S, ab: B x 2 x S x S) float32 from random photos (drawn by ``weights`` if given).
 
     ``degrade_share`` of the crops give the network an old-print scan of themselves (``degrade``, drawn from
     ``degrade_rng``: the crops stay those of a run without it); the target is always the clean crop's ab.
+    ``clean_L`` (B x 1 x S x S), if given, gets each crop's clean L, neither degraded nor jittered: a teacher's input.
     """
     Ls = np.empty((batch, 1, size, size), np.float32)
     abs_ = np.empty((batch, 2, size, size), np.float32)
@@ -160,6 +162,8 @@ def make_batch(photos: PhotoSet, batch: int, size: int, rng: np.random.Generator
         crop, px = random_crop_scaled(img, size, rng, (crop_min, 1.0))
         lab = rgb_to_lab(crop)
         L = lab[..., 0]
+        if clean_L is not None:
+            clean_L[i, 0] = L
         if degrade_share > 0 and degrade_rng is not None and degrade_rng.random() < degrade_share:
             scan, _ = degrade(crop, degrade_rng, degrade_settings or DegradeSettings(), px=px)
             L = lightness(scan)

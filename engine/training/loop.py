@@ -2,7 +2,8 @@
 
 Loss: cross-entropy over quantized ab bins with soft targets and class rebalancing
 (vivid colour instead of the brownish mean), plus smooth-L1 on the refined annealed-mean
-read-out (keeps colours in place and neutral things neutral).
+read-out (keeps colours in place and neutral things neutral). With a teacher (``distill_losses``)
+the targets are the teacher's outputs on the clean crop instead of the true colours.
 """
 
 from __future__ import annotations
@@ -54,11 +55,34 @@ def losses(model: CVUNet, L: torch.Tensor, ab: torch.Tensor, class_w: torch.Tens
     return total, {"ce": float(ce.detach()), "reg": float(reg.detach())}
 
 
+def distill_losses(model: CVUNet, teacher: CVUNet, L: torch.Tensor, clean_L: torch.Tensor, reg_weight: float,
+                   reg_beta: float = 0.05, hints: torch.Tensor | None = None,
+                   bf16: bool = False) -> tuple[torch.Tensor, dict[str, float]]:
+    """The student on ``L`` (an old print's scan, or the clean crop) against the frozen teacher on ``clean_L``.
+
+    Why no true colour: a fine-tune on the true colours of old-print scans also learned the training sources'
+    colours, and gained nothing on photos from other packages (docs/experiments, v7); the teacher's answer for
+    the clean crop teaches only to see an old print as its clean photo. KL divergence on the ab-bin logits,
+    smooth-L1 on the refined ab.
+    """
+    with torch.no_grad(), torch.autocast(L.device.type, dtype=torch.bfloat16, enabled=bf16):
+        t_logits, t_ab = teacher.forward_train(clean_L, hints=hints)
+    with torch.autocast(L.device.type, dtype=torch.bfloat16, enabled=bf16):
+        logits, ab_pred = model.forward_train(L, hints=hints)
+    t_log = torch.log_softmax(t_logits.float(), dim=1)
+    kl = (t_log.exp() * (t_log - torch.log_softmax(logits.float(), dim=1))).sum(1).mean()
+    reg = F.smooth_l1_loss(ab_pred.float() / color.AB_RANGE, t_ab.float() / color.AB_RANGE, beta=reg_beta)
+    return kl + reg_weight * reg, {"kl": float(kl.detach()), "reg": float(reg.detach())}
+
+
+Batch = tuple[int, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]  # step, L, ab, hints, clean L
+
+
 class BatchPrefetcher:
     """Builds batches in a background thread; each step's batch depends only on (seed, step)."""
 
     def __init__(self, photos: PhotoSet, s: TrainSettings, start: int, weights: np.ndarray | None = None) -> None:
-        self.q: queue.Queue[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]] = queue.Queue(maxsize=3)
+        self.q: queue.Queue[Batch] = queue.Queue(maxsize=3)
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, args=(photos, s, start, weights), daemon=True)
         self.thread.start()
@@ -67,22 +91,23 @@ class BatchPrefetcher:
         step = start
         while not self.stop.is_set():
             rng = np.random.default_rng([s.seed, step])
+            clean = np.empty((s.batch, 1, s.size, s.size), np.float32) if s.teacher is not None else None
             L, ab = make_batch(photos, s.batch, s.size, rng, crop_min=s.crop_min, gamma=s.gamma_jitter,
                                 weights=weights, degrade_share=s.degrade_share,
                                 degrade_rng=np.random.default_rng([s.seed, step, 2]),
-                                degrade_settings=DegradeSettings(strength=s.degrade_strength))
+                                degrade_settings=DegradeSettings(strength=s.degrade_strength), clean_L=clean)
             hints = None
             if s.hint_channels:  # a generator of their own: the crops stay those of an unhinted run
                 hints = make_hints(ab, np.random.default_rng([s.seed, step, 1]), s.hint_p_none, s.hint_geometric_p)
             while not self.stop.is_set():
                 try:
-                    self.q.put((step, L, ab, hints), timeout=0.2)
+                    self.q.put((step, L, ab, hints, clean), timeout=0.2)
                     break
                 except queue.Full:
                     continue
             step += 1
 
-    def get(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray | None]:
+    def get(self) -> Batch:
         return self.q.get()
 
     def close(self) -> None:
@@ -177,6 +202,7 @@ class Trainer:
     checkpoint_path: Path
     best_path: Path  # the snapshot that did best on the tuning photos so far
     t0: float
+    teacher: CVUNet | None = None  # frozen: its output on the clean crop is the target (``distill_losses``)
 
     def elapsed(self) -> float:
         """Seconds spent training, this run's and the earlier ones'."""
@@ -193,9 +219,9 @@ class Trainer:
         while p.step < s.steps:
             if budget is not None and time.monotonic() - self.t0 > budget:
                 return True
-            got, L, ab, hints = prefetch.get()
+            got, L, ab, hints, clean = prefetch.get()
             assert got == p.step
-            parts = self.step(L, ab, hints)
+            parts = self.step(L, ab, hints, clean)
             p.step += 1
             for k, v in parts.items():
                 ema[k] = v if k not in ema else 0.98 * ema[k] + 0.02 * v
@@ -205,8 +231,9 @@ class Trainer:
                 self.validate(ema)
         return False
 
-    def step(self, L: np.ndarray, ab: np.ndarray, hints: np.ndarray | None) -> dict[str, float]:
-        """One optimizer step on a batch; the loss's parts."""
+    def step(self, L: np.ndarray, ab: np.ndarray, hints: np.ndarray | None,
+             clean: np.ndarray | None = None) -> dict[str, float]:
+        """One optimizer step on a batch (``clean``: its crops' clean L, with a teacher); the loss's parts."""
         s, model = self.s, self.model
         model.train()
         set_encoder_trainable(model, self.progress.step >= s.freeze_steps, s.first_trained_block)
@@ -218,7 +245,13 @@ class Trainer:
         Lt = torch.from_numpy(L).contiguous(memory_format=torch.channels_last)
         abt = torch.from_numpy(ab)
         ht = None if hints is None else torch.from_numpy(hints).contiguous(memory_format=torch.channels_last)
-        loss, parts = losses(model, Lt, abt, self.class_w, s.reg_weight, s.reg_beta, ht, self.bf16)
+        if self.teacher is not None:
+            if clean is None:
+                raise ValueError("a teacher needs each crop's clean L")
+            clean_t = torch.from_numpy(clean).contiguous(memory_format=torch.channels_last)
+            loss, parts = distill_losses(model, self.teacher, Lt, clean_t, s.reg_weight, s.reg_beta, ht, self.bf16)
+        else:
+            loss, parts = losses(model, Lt, abt, self.class_w, s.reg_weight, s.reg_beta, ht, self.bf16)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         keep_stem_L(model)

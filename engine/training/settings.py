@@ -51,5 +51,6 @@ class TrainSettings:
     first_trained_block: int = FIRST_TRAINED_BLOCK  # encoder blocks from here on are fine-tuned
     autocast: str = ""  # "bf16": the forward under CPU bf16 autocast (where the CPU runs bf16 natively)
     keep_norm_stats: bool = False  # BatchNorm statistics stay the start's (a short fine-tune on few photos)
+    teacher: Path | None = None  # frozen weights whose output on the clean crop is the target, not the true colours
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)

@@ -152,7 +152,22 @@ def make_trainer(s: TrainSettings, sets: PhotoSets) -> tuple[Trainer, str]:
                 else Progress())
     crops = sets.crops()
     return Trainer(s, model, opt, average, class_w, bf16, progress, crops, checkpoint_path, best_path,
-                   time.monotonic()), autocast_note
+                   time.monotonic(), load_teacher(s.teacher, model)), autocast_note
+
+
+def load_teacher(path: Path | None, student: CVUNet) -> CVUNet | None:
+    """The frozen teacher (``--teacher``), which must read what the student reads and share its ab bins."""
+    if path is None:
+        return None
+    teacher = load_model(path)
+    for what in ("hint_channels", "hint_decoder", "num_bins"):
+        if getattr(teacher.config, what) != getattr(student.config, what):
+            raise ValueError(f"--teacher {path}: its {what} is {getattr(teacher.config, what)}, the model's "
+                             f"{getattr(student.config, what)}; a teacher must read the same inputs and bins")
+    if not torch.equal(teacher.bins, student.bins):
+        raise ValueError(f"--teacher {path}: its ab bins differ from the model's")
+    teacher.requires_grad_(False)
+    return teacher.eval().to(memory_format=torch.channels_last)  # type: ignore[call-overload]
 
 
 def train(s: TrainSettings) -> dict[str, Any]:
@@ -198,6 +213,13 @@ class Shipped:
         """The shipped snapshot (``Trainer.shipped``) with its read-out chosen (``tuning.choose_shipped_readout``)."""
         model, step = trainer.shipped()
         crops = trainer.crops
+        if trainer.teacher is not None:  # the student learned the teacher's distribution: its read-out goes with it
+            model.readout = trainer.teacher.readout
+            readout: dict[str, Any] = {"chosen_on": "the teacher's, kept", "teacher": str(trainer.s.teacher),
+                                       "temperature": model.readout.temperature,
+                                       "chroma_gain": model.readout.chroma_gain,
+                                       "doubt_pull": model.readout.doubt_pull}
+            return cls(model, step, readout, [], quality(model, *crops.val) if crops.val is not None else {})
         readout, rows = choose_shipped_readout(model, *crops.tune, trainer.s.colour_target, crops.tuning)
         return cls(model, step, readout, rows, quality(model, *crops.val) if crops.val is not None else {})
 

@@ -52,7 +52,7 @@ def test_bench_peers_prints_a_row_for_each_runtime_with_its_agreement(model, tmp
         assert {("ONNX", "fp32", batch), ("OpenVINO", "fp32", batch), ("ours,", "fp32", batch),
                 ("--engine", "fp32", batch)} <= names
     for r in doc["rows"]:
-        assert np.isfinite(r["ms_per_image"]) and len(r["rounds_ms"]) == 2
+        assert np.isfinite(r["ms_per_image"]) and len(r["rounds_ms"]) == 2 and len(r["idle_rounds_ms"]) == 2
         if r["precision"] == "fp32":
             assert r["max_abs_diff"] <= AGREEMENT["fp32"].max_abs, r
     assert "the speed of OpenVINO's fastest (" in text and "the speed of OpenVINO's f32 (" in text
@@ -106,3 +106,19 @@ def test_the_verdict_pairs_the_rounds_so_a_slow_spell_of_the_machine_cancels_out
     assert line.endswith("paired by round 1.10x (90% interval 1.10-1.10)")
     few = PeerRow("ours, optimized", "fp32", 1, 50.0, [50.0] * 3, 0, 0)
     assert "paired" not in peer_verdicts([few, PeerRow("OpenVINO 2026.4", "fp32", 1, 55.0, [55.0] * 3, 0, 0)])[0]
+
+
+def test_the_first_call_after_a_pause_is_reported_beside_the_back_to_back_figure_not_in_place_of_it():
+    """After the bench's pause a runtime's own threads sleep (PyTorch's OpenMP worker took ~6 ms to wake on a
+    virtual machine): the verdict is the back-to-back call's; the first call's latency gets a line of its own.
+    """
+    from engine.bench import PeerRow
+    from engine.bench.peers import peer_table
+
+    ours = PeerRow("ours, optimized", "bf16", 1, 5.0, [5.0] * 6, 0, 0, [15.0, 5.5, 15.0, 15.0, 5.5, 15.0])
+    vino = PeerRow("OpenVINO 2026.4", "bf16", 1, 7.0, [7.0] * 6, 0, 0, [7.5] * 6)
+    lines = peer_verdicts([ours, vino])
+    assert lines[0].startswith("batch 1: our fastest (bf16) is 1.40x the speed of OpenVINO's fastest")
+    assert lines[1].startswith("batch 1: after a 0.25 s pause") and "15.0 and 7.5 ms, 0.50x" in lines[1]
+    assert "paired by round 0.50x" in lines[1]
+    assert "| 5.0 | 1.00 | 15.0 |" in peer_table([ours, vino])[2]

@@ -165,3 +165,74 @@ def test_bf16_autocast_is_used_only_where_the_cpu_runs_bf16_natively(monkeypatch
     assert train_mod.resolve_autocast("none") == (False, "fp32 (no autocast asked for)")
     with pytest.raises(ValueError):
         train_mod.resolve_autocast("fp8")
+
+
+def test_a_teachers_clean_crops_come_beside_the_batch_and_leave_its_crops_as_they_were():
+    import numpy as np
+    from helpers import colour_photo
+
+    from engine.training.dataset import PhotoSet, make_batch
+
+    photos = PhotoSet(["a"], [colour_photo(80, 90, 1)])
+    plain = make_batch(photos, 3, 32, np.random.default_rng(5), degrade_share=1.0,
+                       degrade_rng=np.random.default_rng(6))
+    clean = np.full((3, 1, 32, 32), np.nan, np.float32)
+    taught = make_batch(photos, 3, 32, np.random.default_rng(5), degrade_share=1.0,
+                        degrade_rng=np.random.default_rng(6), clean_L=clean)
+    assert np.array_equal(plain[0], taught[0]) and np.array_equal(plain[1], taught[1])
+    assert np.isfinite(clean).all() and not np.allclose(clean, taught[0], atol=1.0)  # the scans differ from it
+    # Neither degraded nor jittered: without either, the clean L is the network's input itself.
+    same = np.empty_like(clean)
+    L, _ = make_batch(photos, 3, 32, np.random.default_rng(5), augment=False, clean_L=same)
+    assert np.array_equal(same, L)
+
+
+def test_a_student_that_is_its_teacher_has_nothing_to_learn_until_it_sees_a_scan():
+    import copy
+
+    import numpy as np
+    from helpers import random_model
+
+    from engine.training.loop import distill_losses
+
+    teacher = random_model(seed=4).eval()
+    student = copy.deepcopy(teacher).eval()
+    rng = np.random.default_rng(0)
+    clean = torch.from_numpy(rng.uniform(0, 100, (2, 1, 64, 64)).astype(np.float32))
+    loss, parts = distill_losses(student, teacher, clean, clean, reg_weight=10.0)
+    assert parts["kl"] < 1e-5 and parts["reg"] < 1e-6
+    scan = torch.clamp(clean * 0.6 + 25 + torch.from_numpy(rng.normal(0, 8, clean.shape).astype(np.float32)), 0, 100)
+    loss, parts = distill_losses(student, teacher, scan, clean, reg_weight=10.0)
+    assert parts["kl"] > 0 and parts["reg"] > 1e-4 and loss.requires_grad  # (an untrained model's logits are flat)
+
+
+def test_training_with_a_teacher_ships_its_read_out_and_learns_from_scans(photos, tmp_path):
+    from dataclasses import replace
+
+    from engine.weights import save_weights
+
+    train(tiny(photos, tmp_path / "first"))
+    teacher = load_model(tmp_path / "first" / "w.pt")
+    teacher.readout = replace(teacher.readout, temperature=0.61, doubt_pull=4.0, chroma_gain=1.3)
+    save_weights(teacher, tmp_path / "teacher.pt")
+    card = train(tiny(photos, tmp_path / "student", init=tmp_path / "teacher.pt", teacher=tmp_path / "teacher.pt",
+                      degrade_share=0.5, keep_norm_stats=True, steps=2, freeze_steps=0))
+    student = load_model(tmp_path / "student" / "w.pt")
+    assert card["readout"]["chosen_on"] == "the teacher's, kept" and card["readout_search"] == []
+    assert student.readout == teacher.readout
+    assert "the teacher's" in (tmp_path / "student" / "w.md").read_text()
+    assert not torch.equal(student.dec2.conv1[0].weight, teacher.dec2.conv1[0].weight)  # it learned something
+    assert "kl" in card["history"][-1]  # the distillation's loss, not the true colours'
+
+
+def test_a_teacher_that_reads_other_inputs_is_refused(photos, tmp_path):
+    from engine.model import with_hint_channels
+    from engine.training.train import load_teacher
+    from engine.weights import save_weights
+
+    train(tiny(photos, tmp_path / "first"))
+    student = load_model(tmp_path / "first" / "w.pt")
+    save_weights(with_hint_channels(student, 3), tmp_path / "hinted.pt")
+    with pytest.raises(ValueError, match="hint_channels"):
+        load_teacher(tmp_path / "hinted.pt", student)
+    assert load_teacher(tmp_path / "first" / "w.pt", student) is not None
