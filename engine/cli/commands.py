@@ -30,6 +30,8 @@ def train_command(args: argparse.Namespace) -> int:
         raise UsageError("--hint-decoder needs a model that reads hints: add --hint-channels 3")
     if args.teacher is not None and not args.teacher.is_file():
         raise UsageError(f"--teacher {args.teacher}: no such weights file")
+    if args.teacher is not None and args.init is None:
+        raise UsageError("--teacher needs --init (usually the same weights): a student shares its teacher's ab bins")
     if args.extra is not None and not args.extra.is_dir():
         raise UsageError(f"--extra {args.extra} is not a folder")
     if not 0.0 < args.extra_share < 1.0:

@@ -46,7 +46,9 @@ def _hint_lines(card: dict[str, Any]) -> list[str]:
     path = "the stem and straight into each decoder stage" if m.get("hint_decoder") else "the stem"
     lines = [f"- Reads colour hints through {path}; training crops got none {hints.get('p_none', 0.5):.0%} of the "
              f"time, otherwise a geometric number of points (mean {1 / hints.get('geometric_p', 0.125):.0f})."]
-    if m.get("hint_spread"):
+    if m.get("hint_spread") and (readout.get("hint_spread") or {}).get("kept_from_the_teacher"):
+        lines.append(f"- Hint spread: reach {m['hint_spread']} of the shorter side, the teacher's, kept.")
+    elif m.get("hint_spread"):
         spread = readout.get("hint_spread") or {}
         where = "the same photos" if readout.get("chosen_on") == "photos from other sources" else "the tuning photos"
         gain = f", chroma gain {m['hint_gain']} on a hinted photo" if m.get("hint_gain", 1.0) != 1.0 else ""
@@ -74,7 +76,7 @@ def _sampling_lines(sampling: dict[str, Any]) -> list[str]:
 def write_model_card(card: dict[str, Any], weights: Path) -> None:
     write_text(weights.with_suffix(".json"), json.dumps(card, indent=2))
     v = card.get("validation_256px_centre_crops", {})
-    elsewhere = (card.get("readout") or {}).get("chosen_on") == "photos from other sources"
+    elsewhere = (card.get("readout") or {}).get("chosen_on") in ("photos from other sources", "the teacher's, kept")
     tuned = "snapshot was" if elsewhere else "read-out is"
     lines = [
         f"# {card['name']}", "",

@@ -45,12 +45,17 @@ def save_checkpoint(path: Path, model: CVUNet, opt: torch.optim.Optimizer, avera
 
 
 def resume(path: Path, best_path: Path, model: CVUNet, opt: torch.optim.Optimizer,
-           average: WeightAverage | None) -> Progress:
+           average: WeightAverage | None, teacher: Path | None = None) -> Progress:
     """Load the checkpoint into the model, optimizer, average and torch RNG; its progress.
 
     The best snapshot is remembered only while its weights (``best_path``) are still there.
     """
     ck = torch.load(path, map_location="cpu", weights_only=True)
+    if "settings" in ck:  # the loss must mean the same after a resume as before it
+        before = json.loads(ck["settings"]).get("teacher")
+        if before != (None if teacher is None else str(teacher)):
+            raise ValueError(f"the checkpoint in {path.parent} was trained with --teacher {before}: resume with the "
+                             "same --teacher, or start afresh in another --work folder")
     model.load_state_dict(ck["model"])
     opt.load_state_dict(ck["opt"])
     if average is not None and "average" in ck:

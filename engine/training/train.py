@@ -148,11 +148,14 @@ def make_trainer(s: TrainSettings, sets: PhotoSets) -> tuple[Trainer, str]:
     opt = make_optimizer(model, s)
     average = WeightAverage(model, s.ema_decay) if s.ema_decay > 0 else None
     checkpoint_path, best_path = s.work / "checkpoint.pt", s.work / "best.pt"
-    progress = (resume(checkpoint_path, best_path, model, opt, average) if s.resume and checkpoint_path.exists()
-                else Progress())
+    progress = (resume(checkpoint_path, best_path, model, opt, average, s.teacher)
+                if s.resume and checkpoint_path.exists() else Progress())
     crops = sets.crops()
+    teacher = load_teacher(s.teacher, model)
+    if teacher is not None:  # the refined ab is learned at the read-out the student ships with: the teacher's
+        model.readout = teacher.readout
     return Trainer(s, model, opt, average, class_w, bf16, progress, crops, checkpoint_path, best_path,
-                   time.monotonic(), load_teacher(s.teacher, model)), autocast_note
+                   time.monotonic(), teacher), autocast_note
 
 
 def load_teacher(path: Path | None, student: CVUNet) -> CVUNet | None:
@@ -199,7 +202,8 @@ def train(s: TrainSettings) -> dict[str, Any]:
 @dataclass
 class Shipped:
     """What a training ships: the model at its selected step, its read-out (the card's account of it and
-    every row searched) and its quality on the validation crops (measured only).
+    every row searched; with a teacher, the teacher's, none searched) and its quality on the validation crops
+    (measured only).
     """
 
     model: CVUNet
@@ -218,7 +222,8 @@ class Shipped:
             readout: dict[str, Any] = {"chosen_on": "the teacher's, kept", "teacher": str(trainer.s.teacher),
                                        "temperature": model.readout.temperature,
                                        "chroma_gain": model.readout.chroma_gain,
-                                       "doubt_pull": model.readout.doubt_pull}
+                                       "doubt_pull": model.readout.doubt_pull,
+                                       "hint_spread": {"kept_from_the_teacher": True}}
             return cls(model, step, readout, [], quality(model, *crops.val) if crops.val is not None else {})
         readout, rows = choose_shipped_readout(model, *crops.tune, trainer.s.colour_target, crops.tuning)
         return cls(model, step, readout, rows, quality(model, *crops.val) if crops.val is not None else {})

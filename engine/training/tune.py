@@ -339,8 +339,8 @@ def _train_for(trainer: Any, ts: TrainSettings, train: PhotoSet, budget_s: float
             if bar is None and p.step - first >= CALIBRATION_STEPS:
                 ts.steps = p.step + max(1, int((left - spent) / (spent / (p.step - first))))
                 bar = ProgressBar(ts.steps, unit="it", every=10, first=p.step)
-            _, L, ab, hints = prefetch.get()
-            parts = trainer.step(L, ab, hints)
+            _, L, ab, hints, clean = prefetch.get()
+            parts = trainer.step(L, ab, hints, clean)
             p.step += 1
             if p.step % ts.val_every == 0:
                 trainer.validate(parts)

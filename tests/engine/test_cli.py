@@ -233,3 +233,11 @@ def test_colorize_readout_evaluate_and_tune_colour_at_one_working_size_by_defaul
     assert ColorizeSettings().size == EvalSettings(folder=tmp_path).size == WORKING_SIZE
     assert ReadoutSettings(weights=tmp_path, photos=tmp_path, out=tmp_path).size == WORKING_SIZE
     assert TuneSettings.__dataclass_fields__["working_size"].default == WORKING_SIZE
+
+
+def test_a_teacher_without_the_weights_it_shares_bins_with_is_a_usage_error(tmp_path, weights, capsys):
+    with pytest.raises(SystemExit) as stop:
+        engine_cli.main(["train", str(tmp_path), "--teacher", str(weights), "--work", str(tmp_path / "w"),
+                         "--out", str(tmp_path / "o.pt")])
+    assert stop.value.code == 2 and "--teacher needs --init" in capsys.readouterr().err
+    assert not (tmp_path / "o.pt").exists()

@@ -169,7 +169,7 @@ def test_bench_hints_prints_both_figures_and_writes_them_to_the_json(tmp_path, c
     doc = json.loads(out.read_text())["hints_to_preview"]
     assert doc["size"] == 64 and doc["batch"] == 1 and doc["random_hinted_model"] is False  # the shipped model
     assert doc["ms_with_hints"] > 0 and doc["ms_without_hints"] > 0
-    assert doc["ms_with_hints_after_pause"] > 0 and doc["pause_s"] > 0  # the latency a user meets after idle
+    assert doc["ms_with_hints_after_pause"] > 0  # the latency a user meets after idle
 
 
 def test_bench_hints_stands_in_a_random_hinted_model_for_weights_without_hint_inputs(tmp_path, capsys):

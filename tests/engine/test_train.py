@@ -236,3 +236,13 @@ def test_a_teacher_that_reads_other_inputs_is_refused(photos, tmp_path):
     with pytest.raises(ValueError, match="hint_channels"):
         load_teacher(tmp_path / "hinted.pt", student)
     assert load_teacher(tmp_path / "first" / "w.pt", student) is not None
+
+
+def test_a_run_taught_by_a_teacher_resumes_only_with_the_same_teacher(photos, tmp_path):
+    train(tiny(photos, tmp_path / "first"))
+    w = tmp_path / "first" / "w.pt"
+    train(tiny(photos, tmp_path, init=w, teacher=w, degrade_share=0.5, steps=2, freeze_steps=0))
+    with pytest.raises(ValueError, match="--teacher"):
+        train(tiny(photos, tmp_path, init=w, degrade_share=0.5, steps=4, freeze_steps=0, resume=True))
+    card = train(tiny(photos, tmp_path, init=w, teacher=w, degrade_share=0.5, steps=4, freeze_steps=0, resume=True))
+    assert card["steps"] == 4 and all("kl" in row for row in card["history"])
