@@ -23,13 +23,16 @@ def train_command(args: argparse.Namespace) -> int:
                       encoder=args.encoder, hint_decoder=args.hint_decoder, hint_p_none=args.hint_p_none,
                       hint_geometric_p=args.hint_geometric_p,
                       first_trained_block=args.first_trained_block, autocast="bf16" if args.bf16 else args.autocast,
-                      teacher=args.teacher, keep_norm_stats=args.keep_norm_stats)
+                      teacher=args.teacher, teacher_temperature=args.teacher_temperature,
+                      keep_norm_stats=args.keep_norm_stats)
     if not args.data.is_dir():
         raise UsageError(f"{args.data} is not a folder")
     if args.hint_decoder and not args.hint_channels and args.init is None:
         raise UsageError("--hint-decoder needs a model that reads hints: add --hint-channels 3")
     if args.teacher is not None and not args.teacher.is_file():
         raise UsageError(f"--teacher {args.teacher}: no such weights file")
+    if args.teacher_temperature <= 0:
+        raise UsageError(f"--teacher-temperature {args.teacher_temperature}: must be above 0")
     if args.teacher is not None and args.init is None:
         raise UsageError("--teacher needs --init (usually the same weights): a student shares its teacher's ab bins")
     if args.extra is not None and not args.extra.is_dir():

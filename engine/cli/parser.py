@@ -161,6 +161,8 @@ def _add_train(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                    help="learn to give, for each crop as the network sees it (an old print's scan with "
                         "--degrade-share), what these frozen weights give for the clean crop, instead of its true "
                         "colours; the weights ship with the teacher's read-out")
+    t.add_argument("--teacher-temperature", type=float, default=1.0, metavar="T",
+                   help="--teacher: its logits divided by T as the target (below 1: sharper, more colourful)")
     t.add_argument("--keep-norm-stats", action="store_true",
                    help="BatchNorm keeps the start's statistics (its scale and shift still learn)")
     t.set_defaults(func=train_command)

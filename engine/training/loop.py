@@ -57,19 +57,23 @@ def losses(model: CVUNet, L: torch.Tensor, ab: torch.Tensor, class_w: torch.Tens
 
 def distill_losses(model: CVUNet, teacher: CVUNet, L: torch.Tensor, clean_L: torch.Tensor, reg_weight: float,
                    reg_beta: float = 0.05, hints: torch.Tensor | None = None,
-                   bf16: bool = False) -> tuple[torch.Tensor, dict[str, float]]:
-    """The student on ``L`` (an old print's scan, or the clean crop) against the frozen teacher on ``clean_L``.
+                   bf16: bool = False, temperature: float = 1.0) -> tuple[torch.Tensor, dict[str, float]]:
+    """The student on ``L`` (an old print's scan, or the clean crop) against the frozen teacher on ``clean_L``
+    (its logits divided by ``temperature``: below 1 a sharper, more colourful target).
+
 
     Why no true colour: a fine-tune on the true colours of old-print scans also learned the training sources'
     colours, and gained nothing on photos from other packages (docs/experiments, v7); the teacher's answer for
     the clean crop teaches only to see an old print as its clean photo. KL divergence on the ab-bin logits,
     smooth-L1 on the refined ab.
     """
+    if temperature <= 0:
+        raise ValueError(f"teacher temperature {temperature}: must be above 0")
     with torch.no_grad(), torch.autocast(L.device.type, dtype=torch.bfloat16, enabled=bf16):
         t_logits, t_ab = teacher.forward_train(clean_L, hints=hints)
     with torch.autocast(L.device.type, dtype=torch.bfloat16, enabled=bf16):
         logits, ab_pred = model.forward_train(L, hints=hints)
-    t_log = torch.log_softmax(t_logits.float(), dim=1)
+    t_log = torch.log_softmax(t_logits.float() / temperature, dim=1)
     kl = (t_log.exp() * (t_log - torch.log_softmax(logits.float(), dim=1))).sum(1).mean()
     reg = F.smooth_l1_loss(ab_pred.float() / color.AB_RANGE, t_ab.float() / color.AB_RANGE, beta=reg_beta)
     return kl + reg_weight * reg, {"kl": float(kl.detach()), "reg": float(reg.detach())}
@@ -249,7 +253,8 @@ class Trainer:
             if clean is None:
                 raise ValueError("a teacher needs each crop's clean L")
             clean_t = torch.from_numpy(clean).contiguous(memory_format=torch.channels_last)
-            loss, parts = distill_losses(model, self.teacher, Lt, clean_t, s.reg_weight, s.reg_beta, ht, self.bf16)
+            loss, parts = distill_losses(model, self.teacher, Lt, clean_t, s.reg_weight, s.reg_beta, ht, self.bf16,
+                                         s.teacher_temperature)
         else:
             loss, parts = losses(model, Lt, abt, self.class_w, s.reg_weight, s.reg_beta, ht, self.bf16)
         self.opt.zero_grad(set_to_none=True)

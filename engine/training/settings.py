@@ -52,5 +52,6 @@ class TrainSettings:
     autocast: str = ""  # "bf16": the forward under CPU bf16 autocast (where the CPU runs bf16 natively)
     keep_norm_stats: bool = False  # BatchNorm statistics stay the start's (a short fine-tune on few photos)
     teacher: Path | None = None  # frozen weights whose output on the clean crop is the target, not the true colours
+    teacher_temperature: float = 1.0  # below 1: the teacher's distribution sharpened as the target (more colour)
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)

@@ -246,3 +246,23 @@ def test_a_run_taught_by_a_teacher_resumes_only_with_the_same_teacher(photos, tm
         train(tiny(photos, tmp_path, init=w, degrade_share=0.5, steps=4, freeze_steps=0, resume=True))
     card = train(tiny(photos, tmp_path, init=w, teacher=w, degrade_share=0.5, steps=4, freeze_steps=0, resume=True))
     assert card["steps"] == 4 and all("kl" in row for row in card["history"])
+
+
+def test_a_sharpened_teacher_asks_its_own_copy_for_more_than_it_gives():
+    import copy
+
+    import numpy as np
+    from helpers import random_model
+
+    from engine.training.loop import distill_losses
+
+    teacher = random_model(seed=4).eval()
+    with torch.no_grad():
+        teacher.head.weight.mul_(50.0)  # logits with some spread, so that sharpening them changes the target
+    student = copy.deepcopy(teacher).eval()
+    clean = torch.from_numpy(np.random.default_rng(0).uniform(0, 100, (2, 1, 64, 64)).astype(np.float32))
+    same = distill_losses(student, teacher, clean, clean, 10.0)[1]["kl"]
+    sharp = distill_losses(student, teacher, clean, clean, 10.0, temperature=0.5)[1]["kl"]
+    assert same < 1e-5 < sharp
+    with pytest.raises(ValueError, match="above 0"):
+        distill_losses(student, teacher, clean, clean, 10.0, temperature=0.0)
