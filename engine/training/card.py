@@ -15,13 +15,16 @@ from ..atomic import write_text
 BEFORE_THE_OPTION = 5  # stages trained before --first-trained-block existed fine-tuned encoder blocks 5 and up
 
 
+TEACHER_READOUT = "the teacher's, kept"  # ``readout["chosen_on"]`` of a student (``train --teacher``)
+
+
 def _readout_note(readout: dict[str, Any]) -> str:
     if readout.get("chosen_on") == "tuning photos":
         return (f", chosen on the tuning photos for the best PSNR that keeps {readout['colour_target']} of the "
                 "originals' colourfulness.")
     if readout.get("chosen_on") == "training photos":
         return ", chosen on training photos (the gain makes them as colourful as the originals)."
-    if readout.get("chosen_on") == "the teacher's, kept":
+    if readout.get("chosen_on") == TEACHER_READOUT:
         return f", the teacher's (`{readout.get('teacher')}`), kept: the model learned to give its distribution."
     if readout.get("chosen_on") == "photos from other sources":
         return (f", chosen again (`readout`) on {readout.get('photos')} photos from sources the training never saw "
@@ -46,7 +49,7 @@ def _hint_lines(card: dict[str, Any]) -> list[str]:
     path = "the stem and straight into each decoder stage" if m.get("hint_decoder") else "the stem"
     lines = [f"- Reads colour hints through {path}; training crops got none {hints.get('p_none', 0.5):.0%} of the "
              f"time, otherwise a geometric number of points (mean {1 / hints.get('geometric_p', 0.125):.0f})."]
-    if m.get("hint_spread") and (readout.get("hint_spread") or {}).get("kept_from_the_teacher"):
+    if m.get("hint_spread") and readout.get("chosen_on") == TEACHER_READOUT:
         lines.append(f"- Hint spread: reach {m['hint_spread']} of the shorter side, the teacher's, kept.")
     elif m.get("hint_spread"):
         spread = readout.get("hint_spread") or {}
@@ -76,7 +79,7 @@ def _sampling_lines(sampling: dict[str, Any]) -> list[str]:
 def write_model_card(card: dict[str, Any], weights: Path) -> None:
     write_text(weights.with_suffix(".json"), json.dumps(card, indent=2))
     v = card.get("validation_256px_centre_crops", {})
-    elsewhere = (card.get("readout") or {}).get("chosen_on") in ("photos from other sources", "the teacher's, kept")
+    elsewhere = (card.get("readout") or {}).get("chosen_on") in ("photos from other sources", TEACHER_READOUT)
     tuned = "snapshot was" if elsewhere else "read-out is"
     lines = [
         f"# {card['name']}", "",

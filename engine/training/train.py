@@ -26,7 +26,7 @@ from ..model import CVUNet, ModelConfig, init_encoder_from_imagenet, with_hint_c
 from ..progress import ProgressBar
 from ..weights import load_imagenet, load_model, save_weights, stored_config, weights_meta
 from .average import WeightAverage
-from .card import write_model_card
+from .card import TEACHER_READOUT, write_model_card
 from .checkpoint import Progress, resume
 from .dataset import PhotoSet, fixed_batch, load_photos
 from .groups import balanced_weights, group_keys, group_shares
@@ -217,13 +217,11 @@ class Shipped:
         """The shipped snapshot (``Trainer.shipped``) with its read-out chosen (``tuning.choose_shipped_readout``)."""
         model, step = trainer.shipped()
         crops = trainer.crops
-        if trainer.teacher is not None:  # the student learned the teacher's distribution: its read-out goes with it
-            model.readout = trainer.teacher.readout
-            readout: dict[str, Any] = {"chosen_on": "the teacher's, kept", "teacher": str(trainer.s.teacher),
+        if trainer.teacher is not None:  # its read-out is the teacher's since ``make_trainer``: nothing is chosen
+            readout: dict[str, Any] = {"chosen_on": TEACHER_READOUT, "teacher": str(trainer.s.teacher),
                                        "temperature": model.readout.temperature,
                                        "chroma_gain": model.readout.chroma_gain,
-                                       "doubt_pull": model.readout.doubt_pull,
-                                       "hint_spread": {"kept_from_the_teacher": True}}
+                                       "doubt_pull": model.readout.doubt_pull}
             return cls(model, step, readout, [], quality(model, *crops.val) if crops.val is not None else {})
         readout, rows = choose_shipped_readout(model, *crops.tune, trainer.s.colour_target, crops.tuning)
         return cls(model, step, readout, rows, quality(model, *crops.val) if crops.val is not None else {})
