@@ -16,7 +16,8 @@ def train_command(args: argparse.Namespace) -> int:
                       val_every=args.val_every, threads=args.threads, reg_weight=args.reg_weight,
                       reg_beta=args.reg_beta, rebalance=args.rebalance, ema_decay=args.ema_decay,
                       tune_fraction=args.tune_fraction, colour_target=args.colour_target,
-                      encoder_lr_scale=args.encoder_lr_scale, crop_min=args.crop_min,
+                      encoder_lr_scale=args.encoder_lr_scale,
+                      decoder_lr_scale=args.decoder_lr_scale, crop_min=args.crop_min,
                       gamma_jitter=args.gamma_jitter, balance_groups=args.balance_groups,
                       degrade_share=args.degrade_share, degrade_strength=args.degrade_strength,
                       extra_data=args.extra, extra_share=args.extra_share, hint_channels=args.hint_channels,
@@ -35,6 +36,8 @@ def train_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--teacher-temperature {args.teacher_temperature}: must be above 0")
     if args.teacher is not None and args.init is None:
         raise UsageError("--teacher needs --init (usually the same weights): a student shares its teacher's ab bins")
+    if args.decoder_lr_scale < 0 or args.encoder_lr_scale < 0:
+        raise UsageError("--encoder-lr-scale and --decoder-lr-scale must be at least 0")
     if args.extra is not None and not args.extra.is_dir():
         raise UsageError(f"--extra {args.extra} is not a folder")
     if not 0.0 < args.extra_share < 1.0:

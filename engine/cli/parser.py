@@ -126,6 +126,8 @@ def _add_train(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     t.add_argument("--reg-beta", type=float, default=0.05, help="smooth-L1 beta (larger: closer to L2)")
     t.add_argument("--rebalance", type=float, default=0.5, help="class rebalancing mix (1.0: none)")
     t.add_argument("--encoder-lr-scale", type=float, default=0.5, help="encoder learning rate vs the decoder's")
+    t.add_argument("--decoder-lr-scale", type=float, default=1.0,
+                   help="decoder, head and refinement learning rate (0: they stay as --init made them)")
     t.add_argument("--ema-decay", type=float, default=0.0, help="ship a moving average of the weights (e.g. 0.998)")
     t.add_argument("--tune-fraction", type=float, default=0.0,
                    help="share of photos held out to choose the snapshot and read-out on (e.g. 0.1; 0: none)")

@@ -39,7 +39,8 @@ def _stage_line(card: dict[str, Any]) -> str:
             f"{card.get('minutes')} min (lr {st.get('lr')}, rebalance {st.get('rebalance')}, "
             f"reg weight {st.get('reg_weight')}, reg beta {st.get('reg_beta', 0.05)}, encoder frozen for "
             f"{st.get('freeze_steps')} steps, then blocks >= {st.get('first_trained_block', BEFORE_THE_OPTION)} "
-            f"fine-tuned at {st.get('encoder_lr_scale', 1.0)}x, seed {st.get('seed')})")
+            f"fine-tuned at {st.get('encoder_lr_scale', 1.0)}x, the decoder at {st.get('decoder_lr_scale', 1.0)}x, "
+            f"seed {st.get('seed')})")
 
 
 def _hint_lines(card: dict[str, Any]) -> list[str]:

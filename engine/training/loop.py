@@ -163,13 +163,15 @@ def lr_at(step: int, s: TrainSettings) -> float:
 
 
 def make_optimizer(model: CVUNet, s: TrainSettings) -> torch.optim.Optimizer:
-    """AdamW over the decoder, the encoder (at ``encoder_lr_scale``) and the stem; ``lr_scale`` per group."""
+    """AdamW over the decoder (at ``decoder_lr_scale``), the encoder (at ``encoder_lr_scale``) and the stem;
+    ``lr_scale`` per group (AdamW's decay scales with the rate, so a group at 0 stays exactly where it is).
+    """
     stem = "encoder._conv_stem.weight"
     enc_params = [p for n, p in model.named_parameters() if n.startswith("encoder.") and n != stem]
     dec_params = [p for n, p in model.named_parameters() if not n.startswith("encoder.")]
     # The stem (trained only in a hinted model: its new hint inputs) without weight decay, so its L input stays put.
     stem_params = [p for n, p in model.named_parameters() if n == stem]
-    return torch.optim.AdamW([{"params": dec_params, "lr_scale": 1.0},
+    return torch.optim.AdamW([{"params": dec_params, "lr_scale": s.decoder_lr_scale},
                               {"params": enc_params, "lr_scale": s.encoder_lr_scale},
                               {"params": stem_params, "lr_scale": 1.0, "weight_decay": 0.0}],
                              lr=s.lr, weight_decay=1e-4)

@@ -23,6 +23,7 @@ class TrainSettings:
     size: int = 224
     lr: float = 1e-3
     encoder_lr_scale: float = 0.5
+    decoder_lr_scale: float = 1.0  # 0: the decoder, head and refinement stay the start's (only the encoder learns)
     freeze_steps: int = 600
     reg_weight: float = 5.0
     reg_beta: float = 0.05  # smooth-L1 beta on ab/110: larger is closer to L2 (PSNR), smaller to L1

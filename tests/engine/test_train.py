@@ -225,6 +225,19 @@ def test_training_with_a_teacher_ships_its_read_out_and_learns_from_scans(photos
     assert "kl" in card["history"][-1]  # the distillation's loss, not the true colours'
 
 
+def test_a_decoder_at_rate_zero_stays_its_start_while_the_encoder_learns(photos, tmp_path):
+    train(tiny(photos, tmp_path / "first"))
+    start = load_model(tmp_path / "first" / "w.pt")
+    train(tiny(photos, tmp_path / "enc", init=tmp_path / "first" / "w.pt", teacher=tmp_path / "first" / "w.pt",
+               degrade_share=0.5, keep_norm_stats=True, steps=3, freeze_steps=0, first_trained_block=0,
+               decoder_lr_scale=0.0))
+    after = load_model(tmp_path / "enc" / "w.pt")
+    encoder = {n for n, _ in start.named_parameters() if n.startswith("encoder.")}
+    before, now = dict(start.named_parameters()), dict(after.named_parameters())
+    assert all(torch.equal(before[n], now[n]) for n in before if n not in encoder)  # decoder, head, refinement
+    assert any(not torch.equal(before[n], now[n]) for n in encoder)
+
+
 def test_a_teacher_that_reads_other_inputs_is_refused(photos, tmp_path):
     from engine.model import with_hint_channels
     from engine.training.train import load_teacher
