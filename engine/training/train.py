@@ -13,7 +13,7 @@ import json
 import logging
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from .dataset import PhotoSet, fixed_batch, load_photos
 from .groups import balanced_weights, group_keys, group_shares
 from .loop import BatchPrefetcher, Crops, Trainer, make_optimizer
 from .settings import TrainSettings
-from .tuning import choose_shipped_readout, quality
+from .tuning import choose_shipped_readout, matching_gain, quality
 
 log = logging.getLogger(__name__)
 
@@ -217,11 +217,17 @@ class Shipped:
         """The shipped snapshot (``Trainer.shipped``) with its read-out chosen (``tuning.choose_shipped_readout``)."""
         model, step = trainer.shipped()
         crops = trainer.crops
-        if trainer.teacher is not None:  # its read-out is the teacher's since ``make_trainer``: nothing is chosen
+        if trainer.teacher is not None:  # the teacher's read-out since ``make_trainer``, its gain fitted here
+            fit = matching_gain(model, trainer.teacher, *crops.tune)
+            model.readout = replace(model.readout, chroma_gain=fit["chroma_gain"])
             readout: dict[str, Any] = {"chosen_on": TEACHER_READOUT, "teacher": str(trainer.s.teacher),
                                        "temperature": model.readout.temperature,
                                        "chroma_gain": model.readout.chroma_gain,
-                                       "doubt_pull": model.readout.doubt_pull}
+                                       "teacher_chroma_gain": trainer.teacher.readout.chroma_gain,
+                                       "doubt_pull": model.readout.doubt_pull,
+                                       "colourfulness_ratio": round(fit["colourfulness_ratio"], 3),
+                                       "teacher_colourfulness_ratio": round(fit["teacher_colourfulness_ratio"], 3),
+                                       "fitted_on": "tuning photos" if crops.tuning else "training photos"}
             return cls(model, step, readout, [], quality(model, *crops.val) if crops.val is not None else {})
         readout, rows = choose_shipped_readout(model, *crops.tune, trainer.s.colour_target, crops.tuning)
         return cls(model, step, readout, rows, quality(model, *crops.val) if crops.val is not None else {})
@@ -241,7 +247,7 @@ def model_card(s: TrainSettings, sets: PhotoSets, trainer: Trainer, shipped: Shi
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(s).items()},
         "model": stored_config(model), "bins": int(model.bins.shape[0]),
         "weights": ("moving average of the weights" if trainer.average is not None else "the weights")
-        + (f" at step {selected}, the best on the tuning photos" if p.best is not None else " at the last step"),
+        + (f" at step {selected}, the best on the tuning photos" if selected != p.step else " at the last step"),
         "selected_step": selected,
         "readout": shipped.readout,
         "readout_search": [{k: round(v, 3) for k, v in r.items()} for r in shipped.readout_rows],

@@ -216,10 +216,13 @@ def test_training_with_a_teacher_ships_its_read_out_and_learns_from_scans(photos
     teacher.readout = replace(teacher.readout, temperature=0.61, doubt_pull=4.0, chroma_gain=1.3)
     save_weights(teacher, tmp_path / "teacher.pt")
     card = train(tiny(photos, tmp_path / "student", init=tmp_path / "teacher.pt", teacher=tmp_path / "teacher.pt",
-                      degrade_share=0.5, keep_norm_stats=True, steps=2, freeze_steps=0))
+                      degrade_share=0.5, keep_norm_stats=True, steps=2, freeze_steps=0, tune_fraction=0.5))
     student = load_model(tmp_path / "student" / "w.pt")
     assert card["readout"]["chosen_on"] == "the teacher's, kept" and card["readout_search"] == []
-    assert student.readout == teacher.readout
+    assert replace(student.readout, chroma_gain=1.3) == teacher.readout  # all but the gain is the teacher's
+    assert student.readout.chroma_gain == card["readout"]["chroma_gain"]
+    assert card["data"]["tuning_photos"] > 0 and card["readout"]["fitted_on"] == "tuning photos"
+    assert card["weights"] == "the weights at the last step"  # not a snapshot chosen on the tuning photos
     assert "the teacher's" in (tmp_path / "student" / "w.md").read_text()
     assert not torch.equal(student.dec2.conv1[0].weight, teacher.dec2.conv1[0].weight)  # it learned something
     assert "kl" in card["history"][-1]  # the distillation's loss, not the true colours'
@@ -236,6 +239,23 @@ def test_a_decoder_at_rate_zero_stays_its_start_while_the_encoder_learns(photos,
     before, now = dict(start.named_parameters()), dict(after.named_parameters())
     assert all(torch.equal(before[n], now[n]) for n in before if n not in encoder)  # decoder, head, refinement
     assert any(not torch.equal(before[n], now[n]) for n in encoder)
+
+
+def test_the_fitted_gain_gives_a_student_its_teachers_colourfulness(photos, tmp_path):
+    from dataclasses import replace
+
+    from engine.training.dataset import fixed_batch, load_photos
+    from engine.training.tuning import matching_gain, quality
+
+    train(tiny(photos, tmp_path / "first"))
+    teacher = load_model(tmp_path / "first" / "w.pt")
+    teacher.readout = replace(teacher.readout, chroma_gain=1.3)
+    student = load_model(tmp_path / "first" / "w.pt")  # the same network at another gain: 1.3 must come back
+    student.readout = replace(student.readout, chroma_gain=1.0)
+    L, ab = fixed_batch(load_photos(photos, None), 64)
+    fit = matching_gain(student, teacher, L, ab)
+    assert fit["chroma_gain"] == pytest.approx(1.3, abs=0.01)
+    assert fit["colourfulness_ratio"] == pytest.approx(quality(teacher, L, ab)["colourfulness_ratio"], rel=0.01)
 
 
 def test_a_teacher_that_reads_other_inputs_is_refused(photos, tmp_path):
