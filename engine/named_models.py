@@ -1,8 +1,9 @@
-"""Models as named things: the shipped one, and those a person tuned on their own photos.
+"""Models as named things: those that come with the app, and those a person tuned on their own photos.
 
 Tuned models live in the user's data folder (platformdirs; ``COLORIZER_MODELS_DIR`` moves it), one
-``NAME.pt`` with its card beside it (``NAME.json``, ``NAME.md``). The shipped model is a name too,
-"shipped", and is never written: tuning saves under a new name, so the shipped output cannot change.
+``NAME.pt`` with its card beside it (``NAME.json``, ``NAME.md``). The models that come with the app are names
+too, "shipped" (the default) and "old-prints" (for scans of old prints), and are never written: tuning saves
+under a new name, so their output cannot change.
 """
 
 from __future__ import annotations
@@ -15,9 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .weights import DEFAULT_WEIGHTS, WeightsError, read_weights
+from .weights import DEFAULT_WEIGHTS, RESOURCES, WeightsError, read_weights
 
 SHIPPED = "shipped"
+OLD_PRINTS = "old-prints"
+BUNDLED = {SHIPPED: DEFAULT_WEIGHTS, OLD_PRINTS: RESOURCES / "models" / "old-prints.pt"}  # come with the app
+_ABOUT = {SHIPPED: "the model that comes with the app",
+          OLD_PRINTS: "comes with the app, for scans of old prints (grain, fading, toning): better on them than the "
+                      "shipped model, a little greyer on clean photos"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,62}$")
 
 
@@ -36,12 +42,17 @@ class NamedModel:
     def shipped(self) -> bool:
         return self.name == SHIPPED
 
+    @property
+    def bundled(self) -> bool:
+        """One of the models that come with the app (never written or deleted)."""
+        return self.name in BUNDLED
+
     def line(self) -> str:
         """One line for ``models``: name, what it learned from, and its measured gain."""
         if self.problem:
             return f"{self.name}: unusable ({self.problem})"
-        if self.shipped:
-            return f"{SHIPPED}: the model that comes with the app ({self.path})"
+        if self.bundled:
+            return f"{self.name}: {_ABOUT[self.name]} ({self.path})"
         tune = self.card.get("tune") or {}
         held = tune.get("heldout") or {}
         gain = (f", {held['gain_db']:+.2f} dB against shipped on {held['photos']} held-out photos"
@@ -59,11 +70,17 @@ def models_dir() -> Path:
     return platformdirs.user_data_path("Colorizer", "Colorizer") / "models"  # beside the log folder
 
 
+def _bundled_name(name: str | None) -> str | None:
+    """The bundled model ``name`` stands for (any case, spaces around), or None."""
+    key = (name or "").strip().lower()
+    return key if key in BUNDLED else None
+
+
 def check_name(name: str) -> str:
-    """A name that can be a file name on every system, and is not the shipped model's."""
+    """A name that can be a file name on every system, and is not one of the bundled models'."""
     name = name.strip()
-    if name.lower() == SHIPPED:
-        raise ModelNameError(f"'{SHIPPED}' is the model that comes with the app: choose another name")
+    if _bundled_name(name):
+        raise ModelNameError(f"'{_bundled_name(name)}' is a model that comes with the app: choose another name")
     if not _NAME.match(name) or name.endswith((".", " ")):
         raise ModelNameError(f"model name {name!r}: use letters, digits, spaces, '-', '_' or '.', up to 63")
     return name
@@ -87,22 +104,33 @@ def _entry(name: str, path: Path) -> NamedModel:
 
 
 def list_models() -> list[NamedModel]:
-    """The shipped model first, then the tuned ones by name; a damaged file is listed with its problem."""
+    """The bundled models first (the shipped one leading), then the tuned ones by name; a damaged file is listed
+    with its problem.
+    """
     folder = models_dir()
     tuned = sorted(folder.glob("*.pt"), key=lambda p: p.stem.lower()) if folder.is_dir() else []
-    return [_entry(SHIPPED, DEFAULT_WEIGHTS)] + [_entry(p.stem, p) for p in tuned]
+    return ([_entry(name, path) for name, path in BUNDLED.items()]
+            + [_entry(p.stem, p) for p in tuned if not _bundled_name(p.stem)])
 
 
 def model_path(name: str | None) -> Path:
     """The weights file of a named model (None or "shipped": the shipped one); one-line error otherwise."""
-    if name is None or name.strip().lower() == SHIPPED:
+    bundled = _bundled_name(name)
+    if name is None or bundled == SHIPPED:
         return DEFAULT_WEIGHTS
+    if bundled:
+        return _usable(bundled, BUNDLED[bundled])
     path = models_dir() / f"{name.strip()}.pt"
     if not path.is_file():
         known = ", ".join(m.name for m in list_models())
         raise ModelNameError(f"no model named {name!r} (models: {known})")
+    return _usable(name, path)
+
+
+def _usable(name: str, path: Path) -> Path:
+    """``path``, once read: a damaged or missing file says so here, before any photo is read."""
     try:
-        read_weights(path)  # a damaged file says so here, before any photo is read
+        read_weights(path)
     except WeightsError as err:
         raise ModelNameError(f"model {name!r} cannot be used: {str(err).splitlines()[0]}") from err
     return path
@@ -117,7 +145,7 @@ def new_model_path(name: str, *, replace: bool = False) -> Path:
 
 
 def delete_model(name: str) -> None:
-    """Remove a tuned model, its card and its tune's checkpoints; the shipped model cannot be removed."""
+    """Remove a tuned model, its card and its tune's checkpoints; a bundled model cannot be removed."""
     path = models_dir() / f"{check_name(name)}.pt"
     if not path.is_file():
         raise ModelNameError(f"no model named {name!r}")

@@ -11,8 +11,10 @@ from gui.model.models import ModelInfo
 
 
 def list_models() -> list[ModelInfo]:
-    """The shipped model first, then the tuned ones by name; a damaged file with its problem."""
-    return [ModelInfo(m.name, m.path, m.problem, m.line()) for m in named_models.list_models()]
+    """The bundled models first (the shipped one leading), then the tuned ones by name; a damaged file with its
+    problem.
+    """
+    return [ModelInfo(m.name, m.path, m.problem, m.line(), m.bundled) for m in named_models.list_models()]
 
 
 def name_problem(name: str) -> str | None:

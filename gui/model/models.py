@@ -1,4 +1,4 @@
-"""The models the Engine panel offers, as plain data: the shipped one and those a person taught.
+"""The models the Engine panel offers, as plain data: those that come with the app and those a person taught.
 
 ``gui.bridge.models`` fills these in from ``engine.named_models`` (which reads weights with torch); the panel,
 the settings and the presenters only ever see this record.
@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-SHIPPED = "shipped"  # engine.named_models.SHIPPED: the model that comes with the app
+SHIPPED = "shipped"  # engine.named_models.SHIPPED: the model that comes with the app, the default
+LABELS = {SHIPPED: "Shipped (comes with the app)", "old-prints": "Old prints (comes with the app)"}
 
 
 @dataclass(frozen=True)
@@ -20,10 +21,16 @@ class ModelInfo:
     path: Path
     problem: str = ""
     line: str = ""
+    bundled: bool = False  # comes with the app (``engine.named_models.BUNDLED``): never deleted
 
     @property
     def shipped(self) -> bool:
         return self.name == SHIPPED
+
+    @property
+    def label(self) -> str:
+        """What the Engine panel's list shows."""
+        return LABELS.get(self.name, self.name)
 
     @property
     def card_file(self) -> Path:

@@ -46,10 +46,13 @@ class ModelsPresenter(QObject):
         self.card_dialog.open()  # not exec(): the window (and tests) keep running
 
     def delete_chosen(self) -> None:
-        """Ask, then delete the chosen tuned model (never the shipped one); the Engine panel goes back to shipped."""
+        """Ask, then delete the chosen tuned model (never one that comes with the app); the Engine panel goes back to
+        shipped.
+        """
         m = self.engine_panel.chosen_model()
-        if m.shipped:
-            self.say("The shipped model cannot be deleted: choose a tuned model in the Engine panel first")
+        if m.shipped or m.bundled:
+            self.say(f"'{m.name}' comes with the app and cannot be deleted: choose a tuned model in the Engine panel "
+                     "first")
             return
         box = QMessageBox(QMessageBox.Icon.Question, "Delete Tuned Model",
                           f"Delete the model '{m.name}' and its card?\n\n{m.path}",

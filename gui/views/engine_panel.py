@@ -173,7 +173,7 @@ class EnginePanel(QGroupBox):
         model = self.model.model()
         assert isinstance(model, QStandardItemModel)
         for m in self.models.values():
-            self.model.addItem("Shipped (comes with the app)" if m.shipped else m.name, m.name)
+            self.model.addItem(m.label, m.name)
             item = model.item(self.model.count() - 1)
             item.setEnabled(m.shipped or not m.problem)  # the shipped model is the fallback: never disabled
             item.setToolTip(f"Cannot be used: {m.problem}" if m.problem else m.line)

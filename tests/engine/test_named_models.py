@@ -2,9 +2,11 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 from helpers import random_model
 
 from engine.named_models import (
+    OLD_PRINTS,
     SHIPPED,
     ModelNameError,
     check_name,
@@ -13,7 +15,7 @@ from engine.named_models import (
     model_path,
     new_model_path,
 )
-from engine.weights import DEFAULT_WEIGHTS, save_weights
+from engine.weights import DEFAULT_WEIGHTS, load_model, save_weights
 
 
 @pytest.fixture
@@ -24,9 +26,29 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_the_shipped_model_is_listed_first_and_is_the_default(store):
     models = list_models()
-    assert [m.name for m in models] == [SHIPPED]
+    assert [m.name for m in models] == [SHIPPED, OLD_PRINTS]
     assert model_path(None) == model_path("shipped") == model_path(" Shipped ") == DEFAULT_WEIGHTS
     assert not models[0].problem
+
+
+def test_the_old_prints_model_comes_with_the_app_and_is_its_own_weights(store):
+    entry = [m for m in list_models() if m.name == OLD_PRINTS][0]
+    assert entry.bundled and not entry.problem and "old prints" in entry.line()
+    assert model_path("old-prints") == model_path(" Old-Prints ") == entry.path != DEFAULT_WEIGHTS
+    assert entry.card["readout"]["chosen_on"] == "the teacher's, kept"  # a student of the shipped model
+    shipped, old = load_model(DEFAULT_WEIGHTS), load_model(entry.path)
+    assert shipped.config == old.config
+    assert any(not torch.equal(a, b) for a, b in zip(shipped.state_dict().values(), old.state_dict().values(),
+                                                      strict=True))
+
+
+def test_a_tuned_file_under_a_bundled_name_is_neither_listed_nor_used(store):
+    store.mkdir(parents=True)
+    save_weights(random_model(), store / "old-prints.pt")
+    assert [m.name for m in list_models()] == [SHIPPED, OLD_PRINTS]
+    assert model_path("old-prints") != store / "old-prints.pt"
+    with pytest.raises(ModelNameError):
+        delete_model("old-prints")
 
 
 def test_a_tuned_model_is_found_by_name_and_listed_with_its_measured_gain(store):
@@ -56,8 +78,9 @@ def test_a_damaged_model_file_is_listed_as_unusable_and_refused_in_one_line(stor
     assert model_path(SHIPPED) == DEFAULT_WEIGHTS  # the shipped model stays usable
 
 
-@pytest.mark.parametrize("name", ["shipped", "SHIPPED", "", "../escape", "a/b", "x" * 64, "trailing."])
-def test_names_that_would_overwrite_the_shipped_model_or_escape_the_folder_are_refused(store, name):
+@pytest.mark.parametrize("name", ["shipped", "SHIPPED", "old-prints", " Old-Prints", "", "../escape", "a/b", "x" * 64,
+                                  "trailing."])
+def test_names_that_would_overwrite_a_bundled_model_or_escape_the_folder_are_refused(store, name):
     with pytest.raises(ModelNameError):
         check_name(name)
 

@@ -109,7 +109,7 @@ def test_the_command_line_names_models_lists_them_and_refuses_an_unknown_one_in_
     assert not (tmp_path / "out").exists()
     code = cli_main(["tune", str(_colour_folder(tmp_path / "few", 3)), "--name", "x"])
     assert code == 2 and "at least" in capsys.readouterr().err
-    assert np.array_equal(sorted(m.name for m in list_models()), ["shipped"])
+    assert np.array_equal(sorted(m.name for m in list_models()), ["old-prints", "shipped"])
 
 
 def test_a_stopped_tune_saves_nothing_under_its_name_and_resume_goes_on_from_its_steps(store, tmp_path):

@@ -216,7 +216,8 @@ def test_the_chosen_model_reaches_the_batch_and_survives_a_restart(qtbot, backen
     window.prefs.set_output_dir(tmp_path / "out")
     window.show()
     panel = window.engine_panel
-    assert [panel.model.itemData(i) for i in range(panel.model.count())] == ["shipped", "Broken", "Mine"]
+    assert [panel.model.itemData(i) for i in range(panel.model.count())] == ["shipped", "old-prints", "Broken", "Mine"]
+    assert panel.model.itemText(1) == "Old prints (comes with the app)"
     assert panel.model_name() == "shipped" and panel.choice().weights is None
     broken = panel.model.model().item(panel.model.findData("Broken"))
     assert not broken.isEnabled() and broken.toolTip().startswith("Cannot be used")
@@ -257,6 +258,27 @@ def test_delete_tuned_model_removes_it_and_goes_back_to_shipped(qtbot, backend, 
     assert window.engine_panel.model_name() == "shipped"
     assert window.engine_panel.model.findData("Mine") < 0
     assert "Model" in [m.title().replace("&", "") for m in window.menus.values()]
+
+
+def test_the_old_prints_model_comes_with_the_app_reaches_the_batch_and_cannot_be_deleted(qtbot, backend, make_window,
+                                                                                         models_dir, write_photo,
+                                                                                         tmp_path):
+    from engine.named_models import BUNDLED
+
+    window = make_window(backend)
+    panel = window.engine_panel
+    assert panel.select_model("old-prints") and panel.choice().weights == BUNDLED["old-prints"]
+    window.models.delete_chosen()
+    assert "comes with the app" in window.status_label.text() and BUNDLED["old-prints"].is_file()
+    assert "old prints" in window.models.card_text().lower()  # its own card, not the shipped model's
+    window.engine_panel.set_choice(ColorizeSettings(size=64, batch_size=2, weights=BUNDLED["old-prints"]))
+    assert panel.model_name() == "old-prints"  # a saved choice finds it again by its file
+    window.prefs.set_output_dir(tmp_path / "out")
+    window.queue_presenter.add_paths([write_photo(tmp_path / "in" / "a.png")])
+    assert window.batch.start_batch()
+    qtbot.waitUntil(lambda: not window.controller.running, timeout=60_000)
+    assert window.queue.rows()[0].status == Status.DONE
+    assert window.queue.rows()[0].run_key.model.weights == BUNDLED["old-prints"]
 
 
 def test_a_model_taught_again_under_its_name_is_loaded_again_not_taken_from_the_cache(tmp_path):
