@@ -110,7 +110,15 @@ def list_models() -> list[NamedModel]:
     folder = models_dir()
     tuned = sorted(folder.glob("*.pt"), key=lambda p: p.stem.lower()) if folder.is_dir() else []
     return ([_entry(name, path) for name, path in BUNDLED.items()]
-            + [_entry(p.stem, p) for p in tuned if not _bundled_name(p.stem)])
+            + [_entry(p.stem, p) if not _bundled_name(p.stem) else _shadowed(p) for p in tuned])
+
+
+def _shadowed(path: Path) -> NamedModel:
+    """A tuned model saved, before the app bundled a model of that name, under the name: listed, not usable, and
+    saying how to get it back, so that it is neither lost nor silently swapped for the bundled one.
+    """
+    return NamedModel(f"{path.stem} (yours)", path, problem=f"named like a model that comes with the app: rename "
+                      f"{path.name} (and its .json, .md) in {path.parent} to use it")
 
 
 def model_path(name: str | None) -> Path:

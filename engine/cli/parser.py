@@ -71,7 +71,9 @@ def _add_colorize(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                    help="colour strength, 0 to 2: 1.0 = the model's own colour; 0 = grey")
     c.add_argument("--compile", action="store_true", help="torch.compile the optimized runtime")
     c.add_argument("--weights", type=Path, help="weights file (default: the shipped model)")
-    c.add_argument("--model", metavar="NAME", help="a model by name: 'shipped' or one made by tune (see: models)")
+    c.add_argument("--model", metavar="NAME",
+                   help="a model by name: 'shipped' (the default), 'old-prints' (for scans of old prints) or one "
+                   "made by tune (see: models)")
     c.add_argument("--hints", type=Path, metavar="FILE",
                    help='colour hints, JSON: {"version": 1, "photos": {"NAME": [{"x": 0.25, "y": 0.4, "rgb": '
                    '[200, 150, 120]}]}}; NAME is the path relative to its input folder, or a unique file name; '
@@ -125,7 +127,7 @@ def _add_train(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     t.add_argument("--reg-weight", type=float, default=5.0, help="weight of the ab regression loss")
     t.add_argument("--reg-beta", type=float, default=0.05, help="smooth-L1 beta (larger: closer to L2)")
     t.add_argument("--rebalance", type=float, default=0.5, help="class rebalancing mix (1.0: none)")
-    t.add_argument("--encoder-lr-scale", type=float, default=0.5, help="encoder learning rate vs the decoder's")
+    t.add_argument("--encoder-lr-scale", type=float, default=0.5, help="encoder learning rate, a share of --lr")
     t.add_argument("--decoder-lr-scale", type=float, default=1.0,
                    help="decoder, head and refinement learning rate (0: they stay as --init made them)")
     t.add_argument("--ema-decay", type=float, default=0.0, help="ship a moving average of the weights (e.g. 0.998)")

@@ -25,9 +25,13 @@ def _readout_note(readout: dict[str, Any]) -> str:
     if readout.get("chosen_on") == "training photos":
         return ", chosen on training photos (the gain makes them as colourful as the originals)."
     if readout.get("chosen_on") == TEACHER_READOUT:
-        return (f", the teacher's (`{readout.get('teacher')}`), kept: the model learned to give its distribution; "
-                f"its chroma gain {readout.get('chroma_gain')} (the teacher's {readout.get('teacher_chroma_gain')}) "
-                f"gives it the teacher's colourfulness on the {readout.get('fitted_on', 'tuning photos')}.")
+        fitted = ""
+        if "teacher_chroma_gain" in readout:  # students before 2026-12-06 kept the teacher's gain too
+            fitted = (f"; its chroma gain {readout.get('chroma_gain')} (the teacher's "
+                      f"{readout['teacher_chroma_gain']}) gives it the teacher's colourfulness on the "
+                      f"{readout.get('fitted_on', 'tuning photos')}")
+        return (f", the teacher's (`{readout.get('teacher')}`), kept: the model learned to give its "
+                f"distribution{fitted}.")
     if readout.get("chosen_on") == "photos from other sources":
         return (f", chosen again (`readout`) on {readout.get('photos')} photos from sources the training never saw "
                 f"(`{readout.get('folder')}`): the most colourful read-out at least {readout.get('min_gain_db', 0)} "

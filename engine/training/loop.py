@@ -15,6 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -136,7 +137,7 @@ def set_encoder_trainable(model: CVUNet, trainable: bool, first_block: int = FIR
         model.encoder._conv_stem.weight.requires_grad_(True)
 
 
-def keep_norm_statistics(model: CVUNet) -> None:
+def keep_norm_statistics(model: torch.nn.Module) -> None:
     """BatchNorm layers normalise with the statistics they have (their scale and shift still learn).
 
     Why: a few hundred steps on a few dozen photos replace the running statistics of the whole training with
@@ -162,19 +163,23 @@ def lr_at(step: int, s: TrainSettings) -> float:
     return s.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(p, 1.0))))
 
 
+def group_scales(s: TrainSettings) -> tuple[float, float, float]:
+    """The learning-rate scales of ``make_optimizer``'s groups: decoder, encoder, stem."""
+    return s.decoder_lr_scale, s.encoder_lr_scale, 1.0
+
+
 def make_optimizer(model: CVUNet, s: TrainSettings) -> torch.optim.Optimizer:
-    """AdamW over the decoder (at ``decoder_lr_scale``), the encoder (at ``encoder_lr_scale``) and the stem;
-    ``lr_scale`` per group (AdamW's decay scales with the rate, so a group at 0 stays exactly where it is).
+    """AdamW over the decoder, the encoder and the stem, each at its ``group_scales`` share of the rate (AdamW's
+    decay scales with the rate, so a group at 0 stays exactly where it is).
     """
     stem = "encoder._conv_stem.weight"
     enc_params = [p for n, p in model.named_parameters() if n.startswith("encoder.") and n != stem]
     dec_params = [p for n, p in model.named_parameters() if not n.startswith("encoder.")]
     # The stem (trained only in a hinted model: its new hint inputs) without weight decay, so its L input stays put.
     stem_params = [p for n, p in model.named_parameters() if n == stem]
-    return torch.optim.AdamW([{"params": dec_params, "lr_scale": s.decoder_lr_scale},
-                              {"params": enc_params, "lr_scale": s.encoder_lr_scale},
-                              {"params": stem_params, "lr_scale": 1.0, "weight_decay": 0.0}],
-                             lr=s.lr, weight_decay=1e-4)
+    groups: list[dict[str, Any]] = [{"params": dec_params}, {"params": enc_params},
+                                    {"params": stem_params, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=s.lr, weight_decay=1e-4)
 
 
 @dataclass
@@ -245,9 +250,13 @@ class Trainer:
         set_encoder_trainable(model, self.progress.step >= s.freeze_steps, s.first_trained_block)
         if s.keep_norm_stats:
             keep_norm_statistics(model)
+        elif s.decoder_lr_scale == 0:  # a decoder held where it is keeps its normalisation too
+            for name, m in model.named_children():
+                if name != "encoder":
+                    keep_norm_statistics(m)
         lr = lr_at(self.progress.step, s)
-        for g in self.opt.param_groups:
-            g["lr"] = lr * g["lr_scale"]
+        for g, scale in zip(self.opt.param_groups, group_scales(s), strict=True):  # the settings', also after a resume
+            g["lr"] = lr * scale
         Lt = torch.from_numpy(L).contiguous(memory_format=torch.channels_last)
         abt = torch.from_numpy(ab)
         ht = None if hints is None else torch.from_numpy(hints).contiguous(memory_format=torch.channels_last)
@@ -268,7 +277,9 @@ class Trainer:
         return parts
 
     def validate(self, ema: dict[str, float]) -> None:
-        """Measure the snapshot, keep it if it is the best on the tuning photos so far, and checkpoint."""
+        """Measure the snapshot, keep it if it is the best on the tuning photos so far (not for a student: it
+        ships its last), and checkpoint.
+        """
         p = self.progress
         snapshot = self.average.averaged(self.model) if self.average is not None else self.model.eval()
         minutes = round(self.elapsed() / 60, 2)

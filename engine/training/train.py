@@ -202,8 +202,8 @@ def train(s: TrainSettings) -> dict[str, Any]:
 @dataclass
 class Shipped:
     """What a training ships: the model at its selected step, its read-out (the card's account of it and
-    every row searched; with a teacher, the teacher's, none searched) and its quality on the validation crops
-    (measured only).
+    every row searched; with a teacher, the teacher's with a fitted gain, no rows) and its quality on the validation
+    crops (measured only).
     """
 
     model: CVUNet
@@ -214,7 +214,9 @@ class Shipped:
 
     @classmethod
     def of(cls, trainer: Trainer) -> Shipped:
-        """The shipped snapshot (``Trainer.shipped``) with its read-out chosen (``tuning.choose_shipped_readout``)."""
+        """The shipped snapshot (``Trainer.shipped``) with its read-out chosen (``tuning.choose_shipped_readout``;
+        a student's: its teacher's, the gain fitted by ``tuning.matching_gain``).
+        """
         model, step = trainer.shipped()
         crops = trainer.crops
         if trainer.teacher is not None:  # the teacher's read-out since ``make_trainer``, its gain fitted here

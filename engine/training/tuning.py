@@ -7,6 +7,7 @@ spread search on whole photos. Every colour is read out as the runtimes read it 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -17,6 +18,8 @@ import torch.nn.functional as F
 from .. import color
 from ..model import CVUNet
 from ..readout import Readout, spread_of
+
+log = logging.getLogger(__name__)
 
 
 @torch.inference_mode()
@@ -130,8 +133,10 @@ def matching_gain(model: CVUNet, teacher: CVUNet, L: np.ndarray, ab: np.ndarray,
         else:
             high = mid
     gain = round(high, 3)
-    return {"chroma_gain": gain, "colourfulness_ratio": quality_of(L, raw * gain, ref)["colourfulness_ratio"],
-            "teacher_colourfulness_ratio": target}
+    reached = quality_of(L, raw * gain, ref)["colourfulness_ratio"]
+    if abs(reached - target) > 0.01:  # the bracket's edge: the student is far from its teacher
+        log.warning("the fitted chroma gain %.3f gives %.3f of the colour, the teacher %.3f", gain, reached, target)
+    return {"chroma_gain": gain, "colourfulness_ratio": reached, "teacher_colourfulness_ratio": target}
 
 
 SPREAD_HINTS = 10  # simulated hints per tuning crop when choosing the hint spread

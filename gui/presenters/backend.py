@@ -92,7 +92,7 @@ class Backend(Protocol):
         """(card, None) for the installed weights, or (None, why not)."""
         ...
     def models(self) -> list[ModelInfo]:
-        """The shipped model first, then the tuned ones (``engine.named_models.list_models``)."""
+        """The bundled models first, then the tuned ones (``engine.named_models.list_models``)."""
         ...
     def model_name_problem(self, name: str) -> str | None:
         """Why ``name`` cannot name a tuned model (one line), or None."""

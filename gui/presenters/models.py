@@ -50,7 +50,7 @@ class ModelsPresenter(QObject):
         shipped.
         """
         m = self.engine_panel.chosen_model()
-        if m.shipped or m.bundled:
+        if m.bundled:
             self.say(f"'{m.name}' comes with the app and cannot be deleted: choose a tuned model in the Engine panel "
                      "first")
             return

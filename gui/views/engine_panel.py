@@ -71,8 +71,9 @@ class EnginePanel(QGroupBox):
         self.options = options
         self.models: dict[str, ModelInfo] = {}
         self.model = QComboBox()
-        self.model.setToolTip("The model that colorizes: the shipped one, or one taught from your own colour photos "
-                              "(Model > Teach from Colour Photos…)")
+        self.model.setToolTip("The model that colorizes: the shipped one, the one for scans of old prints (grain, "
+                              "fading, toning), or one taught from your own colour photos (Model > Teach from "
+                              "Colour Photos…)")
         self.card_button = QToolButton()
         self.card_button.setText("Card")
         self.card_button.setToolTip("The chosen model's card: what it learned from, and how it measured")
@@ -169,7 +170,7 @@ class EnginePanel(QGroupBox):
         self.model.clear()
         self.models = {m.name: m for m in models}
         if SHIPPED not in self.models:
-            self.models = {SHIPPED: ModelInfo(SHIPPED, Path("colorizer.pt")), **self.models}
+            self.models = {SHIPPED: ModelInfo(SHIPPED, Path("colorizer.pt"), bundled=True), **self.models}
         model = self.model.model()
         assert isinstance(model, QStandardItemModel)
         for m in self.models.values():

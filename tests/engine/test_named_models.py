@@ -42,11 +42,13 @@ def test_the_old_prints_model_comes_with_the_app_and_is_its_own_weights(store):
                                                       strict=True))
 
 
-def test_a_tuned_file_under_a_bundled_name_is_neither_listed_nor_used(store):
+def test_a_tuned_model_saved_under_a_name_now_bundled_is_listed_as_yours_with_how_to_get_it_back(store):
     store.mkdir(parents=True)
     save_weights(random_model(), store / "old-prints.pt")
-    assert [m.name for m in list_models()] == [SHIPPED, OLD_PRINTS]
-    assert model_path("old-prints") != store / "old-prints.pt"
+    models = list_models()
+    assert [m.name for m in models] == [SHIPPED, OLD_PRINTS, "old-prints (yours)"]
+    assert models[2].path == store / "old-prints.pt" and "rename old-prints.pt" in models[2].line()
+    assert model_path("old-prints") != store / "old-prints.pt"  # the name means the bundled model
     with pytest.raises(ModelNameError):
         delete_model("old-prints")
 

@@ -216,13 +216,15 @@ def test_training_with_a_teacher_ships_its_read_out_and_learns_from_scans(photos
     teacher.readout = replace(teacher.readout, temperature=0.61, doubt_pull=4.0, chroma_gain=1.3)
     save_weights(teacher, tmp_path / "teacher.pt")
     card = train(tiny(photos, tmp_path / "student", init=tmp_path / "teacher.pt", teacher=tmp_path / "teacher.pt",
-                      degrade_share=0.5, keep_norm_stats=True, steps=2, freeze_steps=0, tune_fraction=0.5))
+                      degrade_share=0.5, keep_norm_stats=True, steps=4, val_every=1, freeze_steps=0,
+                      tune_fraction=0.5))
     student = load_model(tmp_path / "student" / "w.pt")
     assert card["readout"]["chosen_on"] == "the teacher's, kept" and card["readout_search"] == []
     assert replace(student.readout, chroma_gain=1.3) == teacher.readout  # all but the gain is the teacher's
     assert student.readout.chroma_gain == card["readout"]["chroma_gain"]
     assert card["data"]["tuning_photos"] > 0 and card["readout"]["fitted_on"] == "tuning photos"
-    assert card["weights"] == "the weights at the last step"  # not a snapshot chosen on the tuning photos
+    assert card["selected_step"] == 4 and card["weights"] == "the weights at the last step"
+    assert not any("tuning_gain_db" in row for row in card["history"])  # no snapshot is chosen on the tuning photos
     assert "the teacher's" in (tmp_path / "student" / "w.md").read_text()
     assert not torch.equal(student.dec2.conv1[0].weight, teacher.dec2.conv1[0].weight)  # it learned something
     assert "kl" in card["history"][-1]  # the distillation's loss, not the true colours'
@@ -232,13 +234,25 @@ def test_a_decoder_at_rate_zero_stays_its_start_while_the_encoder_learns(photos,
     train(tiny(photos, tmp_path / "first"))
     start = load_model(tmp_path / "first" / "w.pt")
     train(tiny(photos, tmp_path / "enc", init=tmp_path / "first" / "w.pt", teacher=tmp_path / "first" / "w.pt",
-               degrade_share=0.5, keep_norm_stats=True, steps=3, freeze_steps=0, first_trained_block=0,
-               decoder_lr_scale=0.0))
+               degrade_share=0.5, steps=3, freeze_steps=0, first_trained_block=0, decoder_lr_scale=0.0))
     after = load_model(tmp_path / "enc" / "w.pt")
-    encoder = {n for n, _ in start.named_parameters() if n.startswith("encoder.")}
-    before, now = dict(start.named_parameters()), dict(after.named_parameters())
-    assert all(torch.equal(before[n], now[n]) for n in before if n not in encoder)  # decoder, head, refinement
-    assert any(not torch.equal(before[n], now[n]) for n in encoder)
+    before, now = start.state_dict(), after.state_dict()  # the norm statistics too
+    decoder = [n for n in before if not n.startswith("encoder.")]
+    assert any(n.endswith("running_mean") for n in decoder)
+    assert all(torch.equal(before[n], now[n]) for n in decoder)  # decoder, head, refinement
+    assert any(not torch.equal(before[n], now[n]) for n in before if n.startswith("encoder."))
+
+
+def test_a_resume_learns_at_the_rates_it_is_given_now(photos, tmp_path):
+    first = tiny(photos, tmp_path / "run", steps=2, freeze_steps=0, first_trained_block=0)
+    train(first)
+    start = load_model(tmp_path / "run" / "w.pt")
+    from dataclasses import replace
+
+    train(replace(first, steps=4, resume=True, decoder_lr_scale=0.0, keep_norm_stats=True))
+    after = load_model(tmp_path / "run" / "w.pt")
+    assert all(torch.equal(start.state_dict()[n], after.state_dict()[n]) for n in start.state_dict()
+               if n.startswith("head."))
 
 
 def test_the_fitted_gain_gives_a_student_its_teachers_colourfulness(photos, tmp_path):
