@@ -55,7 +55,9 @@ class NamedModel:
             return f"{self.name}: {_ABOUT[self.name]} ({self.path})"
         tune = self.card.get("tune") or {}
         held = tune.get("heldout") or {}
-        gain = (f", {held['gain_db']:+.2f} dB against shipped on {held['photos']} held-out photos"
+        start = tune.get("start")
+        against = "shipped" if start in (None, str(DEFAULT_WEIGHTS)) else f"its start ({Path(start).stem})"
+        gain = (f", {held['gain_db']:+.2f} dB against {against} on {held['photos']} held-out photos"
                 if "gain_db" in held else "")
         return (f"{self.name}: tuned on {tune.get('photos', '?')} photos from {tune.get('folders', '?')}, "
                 f"{tune.get('minutes', '?')} min{gain}")

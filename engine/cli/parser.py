@@ -226,7 +226,8 @@ def _add_tune(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     t.add_argument("--minutes", type=float, default=10.0, help="time to train, about")
     t.add_argument("--resume", action="store_true", help="go on with a tune that was stopped")
     t.add_argument("--replace", action="store_true", help="replace a tuned model of the same name")
-    t.add_argument("--base", type=Path, help="tune these weights instead of the shipped model")
+    t.add_argument("--base", metavar="MODEL", help="tune this model instead of the shipped one: a model's name "
+                   "(e.g. old-prints, see: models) or a weights file")
     t.add_argument("--recipe", choices=("r1", "r2", "r3"), help=argparse.SUPPRESS)  # the candidates compared
     t.add_argument("--threads", type=int, help="CPU threads (default: all)")
     t.add_argument("--progress-json", action="store_true",

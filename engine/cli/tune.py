@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..messages import one_line
@@ -17,7 +18,11 @@ def tune_command(args: argparse.Namespace) -> int:
     from ..training.tune import DEFAULT_RECIPE, TuneError, TuneSettings, run_tune
     from ..weights import WeightsError
 
-    settings = TuneSettings(photos=args.photos, name=args.name, minutes=args.minutes, base=args.base,
+    try:
+        base = base_weights(args.base)
+    except ModelNameError as err:
+        raise UsageError(str(err)) from err
+    settings = TuneSettings(photos=args.photos, name=args.name, minutes=args.minutes, base=base,
                             recipe=args.recipe or DEFAULT_RECIPE, resume=args.resume, replace=args.replace,
                             threads=args.threads, batch=args.batch, crop=args.crop)
     progress = _json_lines if args.progress_json else None
@@ -38,11 +43,21 @@ def tune_command(args: argparse.Namespace) -> int:
         progress({"event": "done", "card": card})
     h = card["tune"]["heldout"]
     lo, hi = h["interval"] or (float("nan"), float("nan"))
-    print(f"{card['name']}: {h['gain_db']:+.2f} dB against the shipped model on {h['photos']} photos held out of the "
+    start = "the shipped model" if args.base is None else f"its start ({args.base})"
+    print(f"{card['name']}: {h['gain_db']:+.2f} dB against {start} on {h['photos']} photos held out of the "
           f"tune (90% interval {lo:+.2f} to {hi:+.2f}): {h['verdict']}; better on {h['better_on']}, worse on "
           f"{h['worse_on']}")
     print(f"use it: main.py colorize PHOTOS --output DIR --model {card['name']!r}  (the shipped model is unchanged)")
     return 0
+
+
+def base_weights(base: str | None) -> Path | None:
+    """``--base``: a weights file, else a model's name (``named_models.model_path``); None: the shipped model."""
+    from ..named_models import model_path
+
+    if base is None:
+        return None
+    return Path(base) if Path(base).is_file() else model_path(base)
 
 
 def _json_lines(event: dict[str, Any]) -> None:

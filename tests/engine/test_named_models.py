@@ -63,6 +63,26 @@ def test_a_tuned_model_is_found_by_name_and_listed_with_its_measured_gain(store)
     assert "60 photos" in line and "+0.72 dB" in line and "9 held-out" in line
 
 
+def test_a_model_tuned_from_another_start_says_what_its_gain_is_against(store, tmp_path):
+    path = new_model_path("scans")
+    card = {"tune": {"photos": 40, "start": str(tmp_path / "old-prints.pt"), "heldout": {"photos": 7, "gain_db": 0.3}}}
+    save_weights(random_model(), path, {"card": json.dumps(card)})
+    line = [m for m in list_models() if m.name == "scans"][0].line()
+    assert "against its start (old-prints)" in line and "shipped" not in line
+
+
+def test_tune_base_takes_a_models_name_or_a_file_and_refuses_an_unknown_one(store, tmp_path):
+    from engine.cli.tune import base_weights
+
+    assert base_weights(None) is None
+    assert base_weights("old-prints") == model_path(OLD_PRINTS)
+    weights = tmp_path / "mine.pt"
+    save_weights(random_model(), weights)
+    assert base_weights(str(weights)) == weights
+    with pytest.raises(ModelNameError):
+        base_weights("nobody")
+
+
 def test_an_unknown_name_is_a_one_line_error_naming_the_models_there_are(store):
     with pytest.raises(ModelNameError) as err:
         model_path("nobody")
