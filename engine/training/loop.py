@@ -62,7 +62,6 @@ def distill_losses(model: CVUNet, teacher: CVUNet, L: torch.Tensor, clean_L: tor
     """The student on ``L`` (an old print's scan, or the clean crop) against the frozen teacher on ``clean_L``
     (its logits divided by ``temperature``: below 1 a sharper, more colourful target).
 
-
     Why no true colour: a fine-tune on the true colours of old-print scans also learned the training sources'
     colours, and gained nothing on photos from other packages (docs/experiments, v7); the teacher's answer for
     the clean crop teaches only to see an old print as its clean photo. KL divergence on the ab-bin logits,

@@ -219,6 +219,7 @@ class Shipped:
         """
         model, step = trainer.shipped()
         crops = trainer.crops
+        rows: list[dict[str, float]] = []
         if trainer.teacher is not None:  # the teacher's read-out since ``make_trainer``, its gain fitted here
             fit = matching_gain(model, trainer.teacher, *crops.tune)
             model.readout = replace(model.readout, chroma_gain=fit["chroma_gain"])
@@ -230,8 +231,8 @@ class Shipped:
                                        "colourfulness_ratio": round(fit["colourfulness_ratio"], 3),
                                        "teacher_colourfulness_ratio": round(fit["teacher_colourfulness_ratio"], 3),
                                        "fitted_on": "tuning photos" if crops.tuning else "training photos"}
-            return cls(model, step, readout, [], quality(model, *crops.val) if crops.val is not None else {})
-        readout, rows = choose_shipped_readout(model, *crops.tune, trainer.s.colour_target, crops.tuning)
+        else:
+            readout, rows = choose_shipped_readout(model, *crops.tune, trainer.s.colour_target, crops.tuning)
         return cls(model, step, readout, rows, quality(model, *crops.val) if crops.val is not None else {})
 
 

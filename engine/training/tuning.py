@@ -122,8 +122,8 @@ def matching_gain(model: CVUNet, teacher: CVUNet, L: np.ndarray, ab: np.ndarray,
     student shipped at its teacher's gain lost 0.04-0.08 of the originals' colourfulness, docs/experiments);
     colourfulness grows with the gain, so it is found by halving a bracket, and no score is looked at.
     """
-    ref = Reference.of(L, ab)
-    target = quality(teacher, L, ab)["colourfulness_ratio"]
+    ref = Reference.of(L, ab)  # one for both: ``quality`` would build it again for the teacher
+    target = quality_of(L, predict_ab(teacher, L) * teacher.readout.chroma_gain, ref)["colourfulness_ratio"]
     raw = predict_ab(model, L)
     low, high = 0.5 * model.readout.chroma_gain, 2.0 * model.readout.chroma_gain
     for _ in range(steps):

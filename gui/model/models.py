@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SHIPPED = "shipped"  # engine.named_models.SHIPPED: the model that comes with the app, the default
-LABELS = {SHIPPED: "Shipped (comes with the app)", "old-prints": "Old prints (comes with the app)"}
 
 
 @dataclass(frozen=True)
@@ -29,8 +28,8 @@ class ModelInfo:
 
     @property
     def label(self) -> str:
-        """What the Engine panel's list shows."""
-        return LABELS.get(self.name, self.name)
+        """What the Engine panel's list shows: "Old prints (comes with the app)" for "old-prints"."""
+        return f"{self.name.replace('-', ' ').capitalize()} (comes with the app)" if self.bundled else self.name
 
     @property
     def card_file(self) -> Path:
