@@ -86,12 +86,17 @@ def _sampling_lines(sampling: dict[str, Any]) -> list[str]:
 def write_model_card(card: dict[str, Any], weights: Path) -> None:
     write_text(weights.with_suffix(".json"), json.dumps(card, indent=2))
     v = card.get("validation_256px_centre_crops", {})
-    elsewhere = (card.get("readout") or {}).get("chosen_on") in ("photos from other sources", TEACHER_READOUT)
-    tuned = "snapshot was" if elsewhere else "read-out is"
+    readout = card.get("readout") or {}
+    if "teacher_chroma_gain" in readout:  # a student since 2026-12-06: its last weights, its gain fitted there
+        tuned = "chroma gain was fitted"
+    elif readout.get("chosen_on") in ("photos from other sources", TEACHER_READOUT):
+        tuned = "snapshot was chosen"
+    else:
+        tuned = "read-out is chosen"
     lines = [
         f"# {card['name']}", "",
         f"- Trained on {card['data']['train_photos']} colour photos from `{card['data']['folder']}`; "
-        f"held out by file name: {card['data'].get('tuning_photos', 0)} tuning photos (the {tuned} chosen "
+        f"held out by file name: {card['data'].get('tuning_photos', 0)} tuning photos (the {tuned} "
         f"on them) and {card['data']['validation_photos']} validation photos (only measured).",
         f"- {card['steps']} steps of batch {card['settings']['batch']} at {card['settings']['size']} px crops, "
         f"{card['minutes']} minutes, torch {card['torch']} on {card['threads']} threads.",

@@ -224,6 +224,7 @@ def test_training_with_a_teacher_ships_its_read_out_and_learns_from_scans(photos
     assert student.readout.chroma_gain == card["readout"]["chroma_gain"]
     assert card["data"]["tuning_photos"] > 0 and card["readout"]["fitted_on"] == "tuning photos"
     assert card["selected_step"] == 4 and card["weights"] == "the weights at the last step"
+    assert "the chroma gain was fitted on them" in (tmp_path / "student" / "w.md").read_text()
     assert not any("tuning_gain_db" in row for row in card["history"])  # no snapshot is chosen on the tuning photos
     assert "the teacher's" in (tmp_path / "student" / "w.md").read_text()
     assert not torch.equal(student.dec2.conv1[0].weight, teacher.dec2.conv1[0].weight)  # it learned something
