@@ -1,0 +1,62 @@
+"""Fits the old-print gate (``engine.print_look.OldPrintGate``): clean grey copies of the training photos against
+their old-print scans from ``degrade.py``, by a logistic regression with a little ridge.
+
+The threshold is set on the same clean copies: at most ``clean_share`` of them read as old prints, so a person's
+modern photos keep the shipped model's colour. Held-out photos play no part.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..color import grey_rgb, lightness, to_uint8
+from ..print_look import OldPrintGate, measures
+from .degrade import degrade
+
+GATE_SEED = 7  # the scans it is fitted on: any seed but evaluate --degrade's 0
+
+
+def logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-2, steps: int = 50) -> tuple[np.ndarray, float]:
+    """Weights and bias of a ridge-regularised logistic regression, by Newton's method (a few features)."""
+    n, d = x.shape
+    xb = np.hstack([x, np.ones((n, 1))])
+    beta = np.zeros(d + 1)
+    reg = np.full(d + 1, ridge * n)
+    reg[-1] = 0.0
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(xb @ beta)))
+        grad = xb.T @ (p - y) + reg * beta
+        hess = (xb * (p * (1 - p))[:, None]).T @ xb + np.diag(reg) + 1e-9 * np.eye(d + 1)
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return beta[:-1], float(beta[-1])
+
+
+def grey_copy(rgb: np.ndarray) -> np.ndarray:
+    """A colour photo's grey copy as a person's file holds it: three equal 8-bit channels."""
+    return to_uint8(grey_rgb(lightness(rgb)))
+
+
+def examples(photos: Sequence[tuple[str, np.ndarray]], seed: int = GATE_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """Each photo twice: its clean grey copy (label 0) and its seeded old-print scan (label 1)."""
+    feats, labels = [], []
+    for name, rgb in photos:
+        feats.append(measures(grey_copy(rgb)))
+        labels.append(0.0)
+        scan, _ = degrade(rgb, np.random.default_rng([seed, zlib.crc32(name.encode())]))
+        feats.append(measures(scan))
+        labels.append(1.0)
+    return np.array(feats), np.array(labels)
+
+
+def fit_gate(features: np.ndarray, labels: np.ndarray, clean_share: float = 0.05) -> OldPrintGate:
+    mean, scale = features.mean(0), features.std(0) + 1e-9
+    w, b = logistic((features - mean) / scale, labels)
+    gate = OldPrintGate(tuple(mean.tolist()), tuple(scale.tolist()), tuple(w.tolist()), b, 0.5)
+    clean = np.array([gate.score(f) for f, y in zip(features, labels, strict=True) if y == 0])
+    return OldPrintGate(gate.mean, gate.scale, gate.weights, gate.bias, float(np.quantile(clean, 1 - clean_share)))
