@@ -2,7 +2,9 @@
 split, then on each held-out set runs the shipped model and old-prints on the clean grey copies, on degrade.py's
 scans (seed 0) and on a second degradation model's scans, and routes each input by the gate.
 
-    python docs/experiments/old_print_gate_probe.py --out /tmp/gate-probe.json
+    python docs/experiments/old_print_gate_probe.py --out /tmp/gate-probe.json --sets validation c-test set-a set-b
+    python docs/experiments/old_print_gate_probe.py --out /tmp/c-rest.json --sets c-rest --clean-share 0.02
+    python docs/experiments/old_print_gate_probe.py --report /tmp/gate-probe.json --clean-share 0.02
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from engine.training.evaluate import degraded_copies, evaluate_photos, load_fold
 from engine.training.print_gate import examples, fit_gate, grey_copy
 
 SETS = {"validation": ("../shared/photos/train", "validation"), "c-test": ("/work/extra-c-test", "all"),
-        "set-a": ("/work/external-photos", "all"), "set-b": ("/work/extra-photos-b", "all")}
+        "set-a": ("/work/external-photos", "all"), "set-b": ("/work/extra-photos-b", "all"),
+        "c-rest": ("/work/extra-c-rest", "all")}
 
 
 def other_degrade(rgb: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -59,12 +62,21 @@ def other_degrade(rgb: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path)
     ap.add_argument("--gate-out", type=Path)
+    ap.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS)[:4])
+    ap.add_argument("--clean-share", type=float, default=0.05)
+    ap.add_argument("--report", type=Path, help="report an earlier --out again at this --clean-share's threshold")
     args = ap.parse_args()
     train, _ = load_folder(Path("../shared/photos/train"), "train")
     feats, labels = examples(train)
-    gate = fit_gate(feats, labels)
+    gate = fit_gate(feats, labels, args.clean_share)
+    if args.report:
+        earlier = json.loads(args.report.read_text())
+        assert np.allclose(earlier["gate"]["weights"], gate.weights), "another gate: its scores do not carry over"
+        earlier["gate"]["threshold"] = gate.threshold
+        report(earlier)
+        return
     train_scores = np.array([gate.score(f) for f in feats])
     print(f"gate fitted on {len(train)} training photos; threshold {gate.threshold:.3f}; on them: clean flagged "
           f"{np.mean(train_scores[labels == 0] > gate.threshold):.3f}, scans caught "
@@ -74,7 +86,8 @@ def main() -> None:
     models = {"shipped": Colorizer.create(ColorizeSettings(size=256, batch_size=1)),
               OLD_PRINTS: Colorizer.create(ColorizeSettings(size=256, batch_size=1, weights=model_path(OLD_PRINTS)))}
     result: dict = {"gate": json.loads(gate.to_json()), "sets": {}}
-    for set_name, (folder, split) in SETS.items():
+    for set_name in args.sets:
+        folder, split = SETS[set_name]
         photos, _ = load_folder(Path(folder), split)
         inputs = {
             "clean": [grey_copy(rgb) for _, rgb in photos],
