@@ -123,6 +123,11 @@ def _shadowed(path: Path) -> NamedModel:
                       f"{path.name} (and its .json, .md) in {path.parent} to use it")
 
 
+def is_old_prints(weights: Path | None) -> bool:
+    """Whether a weights file is the bundled old-prints model's."""
+    return weights is not None and Path(weights).resolve() == BUNDLED[OLD_PRINTS].resolve()
+
+
 def model_path(name: str | None) -> Path:
     """The weights file of a named model (None or "shipped": the shipped one); one-line error otherwise."""
     bundled = _bundled_name(name)

@@ -188,6 +188,7 @@ class PhotoResult:
     max_abs_diff: float | None = None  # this photo's largest |ab| difference between the two engines
     p999_abs_diff: float | None = None  # ... and its 99.9th percentile
     preview: Preview | None = None
+    looks_old: bool = False  # the input reads as an old print's scan (``engine.print_look``)
 
 
 @dataclass
@@ -249,6 +250,11 @@ class BatchSummary:
             self.failed += 1
         elif result.status == Status.SKIPPED:
             self.skipped += 1
+
+    @property
+    def looks_old(self) -> int:
+        """Photos done whose input reads as an old print's scan."""
+        return sum(r.looks_old for r in self.results if r.status == Status.DONE)
 
     def outcome_text(self) -> str:
         """", 2 failed, 1 skipped, cancelled": what went other than done (empty when all went well)."""

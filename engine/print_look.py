@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import cv2
 import numpy as np
 
 from .color import lightness, rgb_to_lab
+
+# Fitted by ``python -m engine.training.print_gate``; beside the weights (``engine.weights.RESOURCES``, not imported:
+# the window reads this module and should not load torch for it).
+GATE_FILE = Path(__file__).resolve().parent.parent / "resources" / "models" / "old-print-gate.json"
 
 SCALE = 512
 NAMES = ("grain", "range", "black", "white", "fine_share", "detail", "tone")
@@ -31,7 +36,8 @@ def _at_scale(L: np.ndarray, side: int) -> np.ndarray:
 
 def grain_sigma(L: np.ndarray) -> float:
     """Immerkær's fast noise estimate (L units): the Laplacian-of-Laplacian residue, which most image content
-    cancels and grain does not."""
+    cancels and grain does not.
+    """
     if min(L.shape) < 3:
         return 0.0
     r = cv2.filter2D(L, cv2.CV_32F, _IMMERKAER, borderType=cv2.BORDER_REFLECT)[1:-1, 1:-1]
@@ -40,7 +46,8 @@ def grain_sigma(L: np.ndarray) -> float:
 
 def tone_chroma(image: np.ndarray) -> float:
     """How far a 3-channel file's midtones are tinted (Lab units): a toned print's tint; 0 for a grey file, and
-    for the rounding a grey photo saved in three channels carries (under 1 unit)."""
+    for the rounding a grey photo saved in three channels carries (under 1 unit).
+    """
     if image.ndim != 3:
         return 0.0
     small = image
@@ -106,3 +113,41 @@ class OldPrintGate:
         if tuple(d["names"]) != NAMES:
             raise ValueError(f"{path}: fitted on other measures ({d['names']})")
         return cls(tuple(d["mean"]), tuple(d["scale"]), tuple(d["weights"]), float(d["bias"]), float(d["threshold"]))
+
+
+@cache
+def default_gate() -> OldPrintGate | None:
+    """The gate that comes with the app; None (and nothing flagged) where its file is missing or unreadable."""
+    try:
+        return OldPrintGate.read(GATE_FILE)
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def looks_like_old_print(image: np.ndarray, L: np.ndarray | None = None) -> bool:
+    """Whether the gate that comes with the app reads this input as an old print's scan. A measure, never a reason
+    to fail a photo: anything odd reads as not.
+    """
+    gate = default_gate()
+    if gate is None:
+        return False
+    try:
+        return gate.is_old_print(image, L)
+    except Exception:  # noqa: BLE001 - advice only
+        return False
+
+
+# Enough of a batch that one odd photo does not decide; half, because the advice is for a box of old prints.
+ADVICE_MIN_PHOTOS = 3
+ADVICE_SHARE = 0.5
+
+
+def old_print_advice(looks_old: int, done: int, uses_old_prints: bool, name: str = "old-prints") -> str | None:
+    """A line suggesting the old-prints model when most photos of a batch look like old prints' scans and another
+    model coloured them; None otherwise. Advice, not a switch: sending photos to it by this gate did not earn the
+    default (``docs/experiments``, "an old-print gate").
+    """
+    if uses_old_prints or looks_old < ADVICE_MIN_PHOTOS or looks_old < ADVICE_SHARE * done:
+        return None
+    return (f"{looks_old} of {done} photos look like scans of old prints (grain, fading, toning): "
+            f"the \"{name}\" model may colour them better")

@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(ROOT))
 
+from engine.color import lightness  # noqa: E402
 from engine.model import CVUNet, ModelConfig  # noqa: E402
 
 
@@ -68,3 +69,16 @@ def drag_event(kind, pos, *args):
         return kind(QPointF(pos), *args)
     except TypeError:
         return kind(QPoint(int(pos.x()), int(pos.y())), *args)
+
+
+SAMPLES = sorted((ROOT / "resources" / "samples").glob("*.jpg"))  # the sample photos that come with the app
+
+
+def old_scan(image: np.ndarray, seed: int, tint=(1.0, 0.88, 0.7)) -> np.ndarray:
+    """An old print's scan made here, not by degrade.py: faded, soft, grainy, toned, JPEG at 70."""
+    rng = np.random.default_rng(seed)
+    L = 0.15 + 0.7 * lightness(image) / 100.0
+    L = cv2.GaussianBlur(L.astype(np.float32), (0, 0), 1.2) + 0.04 * rng.standard_normal(L.shape).astype(np.float32)
+    rgb = np.clip(L[..., None] * np.array(tint, np.float32) * 255 + 0.5, 0, 255).astype(np.uint8)
+    _, enc = cv2.imencode(".jpg", rgb, [cv2.IMWRITE_JPEG_QUALITY, 70])
+    return cv2.imdecode(enc, cv2.IMREAD_COLOR)

@@ -17,8 +17,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from engine.colorizer import Colorizer
 from engine.color import lightness
+from engine.colorizer import Colorizer
 from engine.intervals import bootstrap_interval
 from engine.named_models import OLD_PRINTS, model_path
 from engine.options import ColorizeSettings
@@ -33,7 +33,8 @@ SETS = {"validation": ("../shared/photos/train", "validation"), "c-test": ("/wor
 
 def other_degrade(rgb: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A second old-print model, every step at once: fade with lifted blacks, blur, grain, a sepia or cold tint
-    in three channels, dust, scratches, JPEG at quality 70. Its own code and ranges, not degrade.py's."""
+    in three channels, dust, scratches, JPEG at quality 70. Its own code and ranges, not degrade.py's.
+    """
     h, w = rgb.shape[:2]
     s = max(h, w) / 1024.0
     g = lightness(rgb) / 100.0
@@ -105,6 +106,14 @@ def main() -> None:
     report(result)
 
 
+def col(rows: list[dict]) -> float:
+    return sum(r["colourfulness"] for r in rows) / sum(r["colourfulness_original"] for r in rows)
+
+
+def mean_interval(d: np.ndarray) -> tuple[float, float]:
+    return bootstrap_interval(lambda i: float(d[i].mean()), len(d))
+
+
 def report(result: dict) -> None:
     thr = result["gate"]["threshold"]
     print(f"\nthreshold {thr:.3f}")
@@ -116,11 +125,10 @@ def report(result: dict) -> None:
             old = e["rows"][OLD_PRINTS]
             d = np.array([(o["psnr"] - s["psnr"]) if f else 0.0 for f, s, o in zip(flag, ship, old, strict=True)])
             oracle = np.array([o["psnr"] - s["psnr"] for s, o in zip(ship, old, strict=True)])
-            col = lambda rows: sum(r["colourfulness"] for r in rows) / sum(r["colourfulness_original"] for r in rows)
             routed = [o if f else s for f, s, o in zip(flag, ship, old, strict=True)]
             gain = np.mean([r["psnr"] - r["psnr_grey"] for r in routed])
             gain_s = np.mean([r["psnr"] - r["psnr_grey"] for r in ship])
-            iv = bootstrap_interval(lambda i: float(d[i].mean()), len(d))
+            iv = mean_interval(d)
             print(f"{set_name:10s} {kind:8s} to old-prints {flag.mean():.2f}  route−shipped {d.mean():+.3f} "
                   f"({iv[0]:+.2f} to {iv[1]:+.2f})  old-prints−shipped on all {oracle.mean():+.3f}  "
                   f"gain over grey {gain_s:+.2f} -> {gain:+.2f}  colour {col(ship):.3f} -> {col(routed):.3f}")
@@ -128,7 +136,7 @@ def report(result: dict) -> None:
     for kind, parts in pooled.items():
         d = np.concatenate([p[0] for p in parts])
         flag = np.concatenate([p[1] for p in parts])
-        iv = bootstrap_interval(lambda i: float(d[i].mean()), len(d))
+        iv = mean_interval(d)
         print(f"pooled     {kind:8s} to old-prints {flag.mean():.2f}  route−shipped {d.mean():+.3f} "
               f"({iv[0]:+.3f} to {iv[1]:+.3f}), n={len(d)}")
 

@@ -147,7 +147,7 @@ class DiffHistogram:
 
 def _result_of(d: Decoded) -> PhotoResult:
     """A photo's result as far as decoding goes: done so far, or failed, or skipped."""
-    r = PhotoResult(d.job.index, d.job.path, Status.DONE, decode_ms=d.ms)
+    r = PhotoResult(d.job.index, d.job.path, Status.DONE, decode_ms=d.ms, looks_old=d.looks_old)
     if d.image is not None:
         r.width, r.height = d.image.size
     if d.error is not None:

@@ -92,6 +92,8 @@ def colorize_command(args: argparse.Namespace) -> int:
     if summary.stopped_reason:
         print(f"error: {one_line(summary.stopped_reason, 300)}", file=sys.stderr)
     print(f"{summary.line()} [{colorizer.description}]")
+    if advice := report.advice(settings.weights):
+        print(f"note: {advice}")
     return 1 if report.failed or problems or summary.stopped_reason else 0
 
 
@@ -132,6 +134,8 @@ def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: Exp
     if not run.summary.total:
         return 1
     print(run.line())
+    if advice := report.advice(settings.weights):
+        print(f"note: {advice}")
     return 1 if run.summary.failed or run.problems else 0
 
 

@@ -27,6 +27,7 @@ class PhotoReport:
         self.failed = 0
         self.skipped = 0
         self.done = 0
+        self.looks_old = 0  # done photos whose input reads as an old print's scan
 
     def start(self, total: int) -> None:
         self.bar = ProgressBar(total, unit="photos")
@@ -36,6 +37,7 @@ class PhotoReport:
                   printable(r.output) if r.output else "-", r.decode_ms, r.infer_ms, r.encode_ms, r.width, r.height)
         self.skipped += r.status == Status.SKIPPED
         self.done += r.status == Status.DONE
+        self.looks_old += r.status == Status.DONE and r.looks_old
         if self.bar is not None:
             self.bar.update(self.bar.count + 1, one_line(r.source.name, 40), skipped=self.skipped)
         if r.status == Status.FAILED:
@@ -49,6 +51,14 @@ class PhotoReport:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+    def advice(self, weights: Path | None) -> str | None:
+        """After a run: the old-prints model suggested where most photos looked like old prints' scans."""
+        from ..named_models import OLD_PRINTS, is_old_prints
+        from ..print_look import old_print_advice
+
+        line = old_print_advice(self.looks_old, self.done, is_old_prints(weights), OLD_PRINTS)
+        return f"{line} (colorize --model {OLD_PRINTS})" if line else None
 
     def cancelled_text(self, total: int, output_dir: Path) -> str:
         """What Ctrl-C leaves behind, and how to go on from there."""

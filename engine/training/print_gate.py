@@ -60,3 +60,31 @@ def fit_gate(features: np.ndarray, labels: np.ndarray, clean_share: float = 0.05
     gate = OldPrintGate(tuple(mean.tolist()), tuple(scale.tolist()), tuple(w.tolist()), b, 0.5)
     clean = np.array([gate.score(f) for f, y in zip(features, labels, strict=True) if y == 0])
     return OldPrintGate(gate.mean, gate.scale, gate.weights, gate.bias, float(np.quantile(clean, 1 - clean_share)))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+    from pathlib import Path
+
+    from ..print_look import GATE_FILE
+    from .evaluate import load_folder
+
+    ap = argparse.ArgumentParser(prog="python -m engine.training.print_gate",
+                                 description="Fit the old-print gate on the training split of a photo folder.")
+    ap.add_argument("photos", type=Path, nargs="?", default=Path("../shared/photos/train"))
+    ap.add_argument("--out", type=Path, default=GATE_FILE)
+    ap.add_argument("--clean-share", type=float, default=0.05)
+    args = ap.parse_args(argv)
+    photos, _ = load_folder(args.photos, "train")
+    features, labels = examples(photos)
+    gate = fit_gate(features, labels, args.clean_share)
+    scores = np.array([gate.score(f) for f in features])
+    args.out.write_text(gate.to_json() + "\n")
+    flagged = scores > gate.threshold
+    print(f"{len(photos)} training photos: clean copies read as old prints {flagged[labels == 0].mean():.3f}, "
+          f"scans {flagged[labels == 1].mean():.3f}; written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SHIPPED = "shipped"  # engine.named_models.SHIPPED: the model that comes with the app, the default
+OLD_PRINTS = "old-prints"  # engine.named_models.OLD_PRINTS: comes with the app too, for old prints' scans
 
 
 @dataclass(frozen=True)

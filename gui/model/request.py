@@ -10,6 +10,7 @@ from pathlib import Path
 
 from engine.hints import Hint
 from engine.options import ColorizeSettings, ExportOptions
+from gui.model.models import SHIPPED
 
 
 @dataclass(frozen=True)
@@ -34,3 +35,4 @@ class BatchRequest:
     export: ExportOptions
     compare: bool = False
     preview_size: int = 800
+    model_name: str = SHIPPED  # the Engine panel's model, by name (``model.weights`` is its file)

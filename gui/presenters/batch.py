@@ -12,7 +12,9 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox, QProgressBar, QWidget
 
 from engine.options import BatchSummary, PhotoResult, Status
+from engine.print_look import old_print_advice
 from gui.model.hint_store import HintStore
+from gui.model.models import OLD_PRINTS
 from gui.model.queue_model import QueueModel
 from gui.model.request import BatchRequest
 from gui.model.run_keys import changed_text, nothing_to_run_text, out_of_date, run_key
@@ -82,7 +84,8 @@ class BatchPresenter(QObject):
                      else nothing_to_run_text(self.shortcut("run_again")))
             return False
         s = self.settings()
-        request = BatchRequest(tuple(photos), s.model, s.export, compare=s.compare, preview_size=PREVIEW_SIZE)
+        request = BatchRequest(tuple(photos), s.model, s.export, compare=s.compare, preview_size=PREVIEW_SIZE,
+                               model_name=s.model_name)
         for p in photos:  # each photo's run key carries its own hints
             self.queue.begin_run([p.key], run_key(s, p.hints))
         self.views.timing.clear()
@@ -171,6 +174,11 @@ class BatchPresenter(QObject):
             self.queue.set_status((p.key for p in req.photos), Status.QUEUED, only_from=(Status.WORKING,))
         self._check_pause(False)
         self.views.summary.show_summary(summary)
+        advice = None
+        if req is not None:
+            advice = old_print_advice(summary.looks_old, summary.done, req.model_name == OLD_PRINTS, OLD_PRINTS)
+            advice = f"{advice}: choose \"Old prints\" in the Engine panel" if advice else None
+        self.views.summary.show_advice(advice)
         self.views.progress.setFormat("%v / %m · done" if not summary.cancelled else "%v / %m · cancelled")
         self.update_compare_columns()
         if self._failed:
@@ -180,7 +188,7 @@ class BatchPresenter(QObject):
             text += f" ({summary.stopped_reason})"
         if summary.done:
             text += f" → {self.views.export_panel.choice().output_dir}"
-        self.say(text)
+        self.say(f"{text}. {advice}" if advice else text)
 
     @Slot(bool)
     def _on_paused(self, paused: bool) -> None:

@@ -259,3 +259,28 @@ def test_closing_the_window_mid_batch_cancels_and_joins_the_worker(qtbot, make_w
     assert not window.controller.running  # joined: the dangling-QThread check would fail the test otherwise
     files = _outputs(tmp_path / "out")
     assert len(files) < 10 and not [f for f in files if "colorizer-partial" in f.name]
+
+
+def test_a_batch_of_old_prints_scans_suggests_the_old_prints_model_and_a_clean_one_does_not(
+        qtbot, make_window, backend, grey_photos, tmp_path):
+    import cv2
+    from helpers import SAMPLES, old_scan
+
+    from engine.imageio import decode
+
+    window = make_window(backend)
+    (tmp_path / "old").mkdir()
+    scans = []
+    for path in SAMPLES[:3]:
+        scans.append(tmp_path / "old" / f"{path.stem}.jpg")
+        cv2.imwrite(str(scans[-1]), old_scan(decode(path).pixels, 7)[..., ::-1])
+    window.queue_presenter.add_paths(scans)
+    _run(qtbot, window)
+    advice = window.summary.fields["old_prints"].text()
+    assert "3 of 3 photos look like scans of old prints" in advice and "Old prints" in advice
+    assert "look like scans of old prints" in window.status_label.text()
+
+    window.queue_presenter.add_paths(grey_photos(3))
+    window.batch.start_batch(only={r.key for r in window.queue.rows() if r.path.parent.name == "in"})
+    qtbot.waitUntil(lambda: not window.controller.running, timeout=TIMEOUT_MS)
+    assert window.summary.fields["old_prints"].text() == "–"

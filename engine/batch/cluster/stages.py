@@ -50,6 +50,7 @@ class Work:
     infer_ms: float = 0.0
     encode_ms: float = 0.0
     engine: str = ""
+    looks_old: bool = False  # read as an old print's scan by the decode stage (advice only)
     hints: tuple[Hint, ...] = ()  # the photo's colour hints travel with it, as relative points and colours
 
     def fail(self, message: str, status: Status = Status.FAILED) -> None:
@@ -90,6 +91,7 @@ def _decode_work(w: Work, ctx: StageContext) -> None:
     else:
         assert d.prepared is not None
         w.image, w.small = d.image, d.prepared.small  # the full-size L is made again by the writer, not shipped
+        w.looks_old = d.looks_old
     w.decode_ms = 1000 * (time.perf_counter() - t)
 
 
