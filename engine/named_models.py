@@ -20,6 +20,7 @@ from .weights import DEFAULT_WEIGHTS, RESOURCES, WeightsError, read_weights
 
 SHIPPED = "shipped"
 OLD_PRINTS = "old-prints"
+AUTO = "auto"  # not a file: one of the two above, chosen per batch by how its photos look (engine.batch.model_choice)
 BUNDLED = {SHIPPED: DEFAULT_WEIGHTS, OLD_PRINTS: RESOURCES / "models" / "old-prints.pt"}  # come with the app
 _ABOUT = {SHIPPED: "the model that comes with the app",
           OLD_PRINTS: "comes with the app, for scans of old prints (grain, fading, toning): better on them than the "
@@ -81,6 +82,9 @@ def _bundled_name(name: str | None) -> str | None:
 def check_name(name: str) -> str:
     """A name that can be a file name on every system, and is not one of the bundled models'."""
     name = name.strip()
+    if name.lower() == AUTO:
+        raise ModelNameError(f"'{AUTO}' names the choice between the models that come with the app: "
+                             "choose another name")
     if _bundled_name(name):
         raise ModelNameError(f"'{_bundled_name(name)}' is a model that comes with the app: choose another name")
     if not _NAME.match(name) or name.endswith((".", " ")):
@@ -131,6 +135,8 @@ def is_old_prints(weights: Path | None) -> bool:
 def model_path(name: str | None) -> Path:
     """The weights file of a named model (None or "shipped": the shipped one); one-line error otherwise."""
     bundled = _bundled_name(name)
+    if (name or "").strip().lower() == AUTO:
+        raise ModelNameError(f"'{AUTO}' is chosen per batch of photos, not one weights file: name a model")
     if name is None or bundled == SHIPPED:
         return DEFAULT_WEIGHTS
     if bundled:

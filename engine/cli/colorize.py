@@ -29,11 +29,15 @@ def colorize_command(args: argparse.Namespace) -> int:
     from ..batch.pipeline import BatchPipeline, RunControl
     from ..colorizer import Colorizer
     from ..hints import HintsFileError, load_hints_file
+    from ..named_models import AUTO
     from ..options import ColorizeSettings, ExportOptions
     from ..weights import WeightsError
 
     weights = args.weights
-    if args.model is not None:
+    auto = (args.model or "").strip().lower() == AUTO
+    if auto and weights is not None:
+        raise UsageError("--model and --weights: give one of them")
+    if args.model is not None and not auto:
         from ..named_models import ModelNameError, model_path
 
         if weights is not None:
@@ -60,6 +64,8 @@ def colorize_command(args: argparse.Namespace) -> int:
             raise UsageError(one_line(str(err), 300)) from None
     warnings.simplefilter("ignore")  # library warnings mean nothing to the user; failures are reported per photo
     report = PhotoReport()
+    if auto:
+        settings = _chosen_by_look(settings, args.inputs, report)
     if args.ray:
         return _colorize_on_ray(args.inputs, settings, export, args.ray, report, hints_file)
     jobs, problems = collect_inputs(args.inputs)
@@ -95,6 +101,21 @@ def colorize_command(args: argparse.Namespace) -> int:
     if advice := report.advice(settings.weights):
         print(f"note: {advice}")
     return 1 if report.failed or problems or summary.stopped_reason else 0
+
+
+def _chosen_by_look(settings: ColorizeSettings, inputs: list[Path], report: PhotoReport) -> ColorizeSettings:
+    """``--model auto``: the model for these inputs by how a sample of them looks; said on the terminal."""
+    from dataclasses import replace
+
+    from ..batch.inputs import collect_inputs
+    from ..batch.model_choice import look_of_batch
+
+    jobs, _ = collect_inputs(inputs)  # problems are reported by the run itself
+    look = look_of_batch([j.path for j in jobs])
+    if look.sampled:
+        print(look.line())
+    report.chosen = True  # the choice was made: no advice to choose otherwise
+    return replace(settings, weights=look.weights)
 
 
 def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: ExportOptions, address: str,

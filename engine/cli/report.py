@@ -28,6 +28,7 @@ class PhotoReport:
         self.skipped = 0
         self.done = 0
         self.looks_old = 0  # done photos whose input reads as an old print's scan
+        self.chosen = False  # the model was chosen by the photos' look (--model auto): no advice
 
     def start(self, total: int) -> None:
         self.bar = ProgressBar(total, unit="photos")
@@ -57,6 +58,8 @@ class PhotoReport:
         from ..named_models import OLD_PRINTS, is_old_prints
         from ..print_look import old_print_advice
 
+        if self.chosen:
+            return None
         line = old_print_advice(self.looks_old, self.done, is_old_prints(weights), OLD_PRINTS)
         return f"{line} (colorize --model {OLD_PRINTS})" if line else None
 

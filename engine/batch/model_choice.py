@@ -1,0 +1,67 @@
+""""auto": the model for a batch chosen by how its photos look. A box of old prints goes to the old-prints model, a
+folder of modern photos to the shipped one; a batch's majority decides, since the gate misjudges a few photos one
+at a time (``docs/experiments``, "auto"). A preview is a batch of one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..imageio import ImageError, decode
+from ..named_models import BUNDLED, OLD_PRINTS, SHIPPED
+from ..print_look import ADVICE_SHARE, looks_like_old_print
+
+SAMPLE = 24  # photos looked at, evenly spaced through the batch: under half a second, whatever its size
+
+
+@dataclass(frozen=True)
+class BatchLook:
+    """How many of the photos looked at read as old prints' scans, and the model that follows."""
+
+    sampled: int
+    looks_old: int
+
+    @property
+    def model(self) -> str:
+        old = self.sampled > 0 and self.looks_old >= ADVICE_SHARE * self.sampled
+        return OLD_PRINTS if old else SHIPPED
+
+    @property
+    def weights(self) -> Path:
+        return BUNDLED[self.model]
+
+    def line(self) -> str:
+        return (f"model {self.model}, chosen by the photos' look: {self.looks_old} of {self.sampled} looked at read "
+                "as old prints' scans")
+
+
+def evenly(items: Sequence[Path], n: int) -> list[Path]:
+    """Up to ``n`` of ``items``, spread from first to last."""
+    if len(items) <= n:
+        return list(items)
+    step = (len(items) - 1) / (n - 1) if n > 1 else 0
+    return [items[round(i * step)] for i in range(n)]
+
+
+def look_of_batch(paths: Sequence[Path], sample: int = SAMPLE) -> BatchLook:
+    """Reads up to ``sample`` of the photos; one that cannot be read is left out (its error comes in the batch),
+    one in real colour counts as not an old print.
+    """
+    looked = old = 0
+    for path in evenly(paths, sample):
+        try:
+            image = decode(path)
+        except (ImageError, OSError, MemoryError):
+            continue
+        looked += 1
+        old += not image.is_colour and looks_like_old_print(image.pixels)
+    return BatchLook(looked, old)
+
+
+def look_of_image(image: np.ndarray, is_colour: bool = False) -> BatchLook:
+    """One photo as its own batch (a preview)."""
+    return BatchLook(1, int(not is_colour and looks_like_old_print(image)))
