@@ -1,0 +1,127 @@
+"""Old-print scans through `colorize` as a user runs it, for several models, paired photo by photo.
+
+    python tools/old_prints_through_cli.py PHOTOS [--split all] --scans third --models shipped auto [--json OUT]
+
+Writes each photo's input (``clean``: its grey copy; ``degrade``: ``degrade.py``'s scan, seed 0; ``third``: the
+third degradation model below) into one folder, runs `python main.py colorize FOLDER --model M` for each model,
+and judges each output on colour alone: its ab joined with the original's lightness, against the original (the
+chroma-only gain over grey that `evaluate --degrade` reports), with the colourfulness of that join. Prints each
+model's mean with its 90% interval and each model's paired difference against the first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import zlib
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine.color import colourfulness, grey_rgb, join_lab, lightness, psnr, rgb_to_lab, to_uint8  # noqa: E402
+from engine.imageio import decode  # noqa: E402
+from engine.intervals import bootstrap_interval  # noqa: E402
+from engine.training.evaluate import degraded_copies, load_folder  # noqa: E402
+
+
+def third_scan(rgb: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A third old-print model, written apart from degrade.py and the gate's probe: a small print scanned (down-
+    and up-sampled), finer grain, vignetting and uneven exposure, a mild fade, JPEG at 60-90; a third untoned, the
+    rest warm, sepia, selenium or cold at a drawn strength.
+    """
+    h, w = rgb.shape[:2]
+    g = lightness(rgb) / 100.0
+    f = rng.uniform(0.35, 0.6)
+    small = cv2.resize(g, (max(8, int(w * f)), max(8, int(h * f))), interpolation=cv2.INTER_AREA)
+    small = small + rng.uniform(0.01, 0.03) * rng.standard_normal(small.shape).astype(np.float32)
+    g = cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    r = np.hypot((xx - w / 2) / (w / 2), (yy - h / 2) / (h / 2))
+    angle = rng.uniform(0, 2 * np.pi)
+    ramp = (np.cos(angle) * (xx / w - 0.5) + np.sin(angle) * (yy / h - 0.5))
+    g = g * (1 - rng.uniform(0.1, 0.35) * np.clip(r - 0.4, 0, None) ** 2) * (1 + rng.uniform(0.0, 0.25) * ramp)
+    black = rng.uniform(0.03, 0.12)
+    g = black + (1 - black - rng.uniform(0.0, 0.08)) * np.clip(g, 0, 1)
+    toned = rng.random() >= 1 / 3
+    tints = {"warm": (1.0, 0.93, 0.82), "sepia": (1.0, 0.84, 0.62), "selenium": (0.96, 0.88, 0.9),
+             "cold": (0.86, 0.93, 1.0)}
+    tint = np.array(tints[rng.choice(list(tints))] if toned else (1.0, 1.0, 1.0), np.float32)
+    amount = rng.uniform(0.3, 1.0) if toned else 0.0
+    out = to_uint8(np.clip(g[..., None] * (1 - amount + amount * tint), 0, 1))
+    _, enc = cv2.imencode(".jpg", out[..., ::-1], [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(60, 91))])
+    return cv2.imdecode(enc, cv2.IMREAD_COLOR)[..., ::-1].copy()
+
+
+def scans(photos: list[tuple[str, np.ndarray]], kind: str) -> list[np.ndarray]:
+    if kind == "clean":
+        return [to_uint8(grey_rgb(lightness(rgb))) for _, rgb in photos]
+    if kind == "degrade":
+        return [scan for scan, _ in degraded_copies(photos, 0)]
+    return [third_scan(rgb, np.random.default_rng([3, zlib.crc32(n.encode())])) for n, rgb in photos]
+
+
+def judged(out: np.ndarray, rgb: np.ndarray) -> tuple[float, float]:
+    """(chroma-only gain over grey in dB, colourfulness of the join) of one output."""
+    if out.shape[:2] != rgb.shape[:2]:
+        out = cv2.resize(out, (rgb.shape[1], rgb.shape[0]), interpolation=cv2.INTER_AREA)
+    L = rgb_to_lab(rgb)[..., 0]
+    ab = rgb_to_lab(out if out.ndim == 3 else np.repeat(out[..., None], 3, 2))[..., 1:]
+    joined = join_lab(L, ab)
+    truth = rgb.astype(np.float32) / 255.0
+    return psnr(joined, truth) - psnr(grey_rgb(L), truth), colourfulness(to_uint8(joined))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", type=Path)
+    ap.add_argument("--split", default="all")
+    ap.add_argument("--scans", choices=("clean", "degrade", "third"), default="third")
+    ap.add_argument("--models", nargs="+", default=["shipped", "auto"])
+    ap.add_argument("--json", type=Path)
+    a = ap.parse_args()
+    photos, _ = load_folder(a.folder, a.split)
+    result: dict = {"folder": str(a.folder), "scans": a.scans, "photos": [n for n, _ in photos], "models": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "in"
+        src.mkdir()
+        names = [f"{i:04d}.png" for i in range(len(photos))]
+        for name, scan in zip(names, scans(photos, a.scans), strict=True):
+            cv2.imwrite(str(src / name), scan[..., ::-1] if scan.ndim == 3 else scan)
+        for model in a.models:
+            out = Path(tmp) / f"out-{model}"
+            done = subprocess.run([sys.executable, str(ROOT / "main.py"), "colorize", str(src), "--output", str(out),
+                                   "--model", model], capture_output=True, text=True)
+            if done.returncode != 0:
+                print(done.stderr)
+                return done.returncode
+            rows = [judged(decode(out / n).pixels, rgb) for n, (_, rgb) in zip(names, photos, strict=True)]
+            result["models"][model] = {"stdout": done.stdout.strip().splitlines(),
+                                       "gain": [r[0] for r in rows], "colourfulness": [r[1] for r in rows]}
+    truth_colour = float(np.mean([colourfulness(rgb) for _, rgb in photos]))
+    first = a.models[0]
+    print(f"{len(photos)} photos from {a.folder}, {a.scans} scans, through `colorize`:")
+    for model, r in result["models"].items():
+        g = np.array(r["gain"])
+        lo, hi = bootstrap_interval(lambda i, g=g: float(g[i].mean()), len(g))
+        line = (f"  {model:10s} gain over grey {g.mean():+.2f} dB ({lo:+.2f} to {hi:+.2f}), colourfulness "
+                f"{np.mean(r['colourfulness']) / truth_colour:.3f}")
+        if model != first:
+            d = g - np.array(result["models"][first]["gain"])
+            dlo, dhi = bootstrap_interval(lambda i, d=d: float(d[i].mean()), len(d))
+            line += f"; against {first} {d.mean():+.3f} ({dlo:+.2f} to {dhi:+.2f}), better on {(d > 0).sum()}"
+        print(line)
+        print("    " + " | ".join(s for s in r["stdout"] if "chosen" in s))
+    if a.json:
+        a.json.write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
