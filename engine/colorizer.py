@@ -207,6 +207,8 @@ class Colorizer:
     @classmethod
     def create(cls, settings: ColorizeSettings = ColorizeSettings(), model: CVUNet | None = None) -> Colorizer:
         settings = settings.validated()
+        if settings.by_look:
+            raise ValueError("the model is chosen by the photos' look before it is built (engine.batch.model_choice)")
         device = resolve_device(engine_device(settings.engine, settings.device))
         precision = best_precision(device) if settings.precision == "auto" else settings.precision
         if settings.engine == "baseline":

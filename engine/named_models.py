@@ -21,6 +21,9 @@ from .weights import DEFAULT_WEIGHTS, RESOURCES, WeightsError, read_weights
 SHIPPED = "shipped"
 OLD_PRINTS = "old-prints"
 AUTO = "auto"  # not a file: one of the two above, chosen per batch by how its photos look (engine.batch.model_choice)
+AUTO_CARD = RESOURCES / "models" / "auto.md"
+AUTO_LINE = ("the default: old-prints for a batch that looks like old prints' scans (grain, fading, toning), the "
+             "shipped model otherwise")
 BUNDLED = {SHIPPED: DEFAULT_WEIGHTS, OLD_PRINTS: RESOURCES / "models" / "old-prints.pt"}  # come with the app
 _ABOUT = {SHIPPED: "the model that comes with the app",
           OLD_PRINTS: "comes with the app, for scans of old prints (grain, fading, toning): better on them than the "

@@ -91,6 +91,7 @@ class ColorizeSettings:
     size: int = WORKING_SIZE
     compile: bool = False
     weights: Path | None = None
+    by_look: bool = False  # "auto": the model chosen per batch by its photos' look (``engine.batch.model_choice``)
 
     def validated(self) -> ColorizeSettings:
         if self.engine not in ENGINES:
@@ -103,6 +104,8 @@ class ColorizeSettings:
             raise ValueError(f"batch size must be between 1 and {MAX_BATCH}")
         if not MIN_WORK <= self.size <= MAX_WORK:
             raise ValueError(f"working size must be between {MIN_WORK} and {MAX_WORK}")
+        if self.by_look and self.weights is not None:
+            raise ValueError("a model chosen by the photos' look and a weights file: give one of them")
         return self
 
 
@@ -213,6 +216,7 @@ class BatchSummary:
     compared_infer_s: float = 0.0  # the engine's own model time on the batches the comparison also ran
     max_abs_diff: float | None = None  # largest |ab| difference between the two engines over the batch
     p999_abs_diff: float | None = None  # its 99.9th percentile over every ab value compared
+    model_choice: str = ""  # "auto": the model chosen by the photos' look, and why (``BatchLook.line``)
     results: list[PhotoResult] = field(default_factory=list)
 
     @property

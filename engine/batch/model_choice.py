@@ -6,13 +6,14 @@ at a time (``docs/experiments``, "auto"). A preview is a batch of one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..imageio import ImageError, decode
 from ..named_models import BUNDLED, OLD_PRINTS, SHIPPED
+from ..options import ColorizeSettings
 from ..print_look import ADVICE_SHARE, looks_like_old_print
 
 SAMPLE = 24  # photos looked at, evenly spaced through the batch: under half a second, whatever its size
@@ -31,8 +32,9 @@ class BatchLook:
         return OLD_PRINTS if old else SHIPPED
 
     @property
-    def weights(self) -> Path:
-        return BUNDLED[self.model]
+    def weights(self) -> Path | None:
+        """``ColorizeSettings.weights`` for the model: None for the shipped one (the engine's default)."""
+        return BUNDLED[OLD_PRINTS] if self.model == OLD_PRINTS else None
 
     def line(self) -> str:
         return (f"model {self.model}, chosen by the photos' look: {self.looks_old} of {self.sampled} looked at read "
@@ -62,6 +64,13 @@ def look_of_batch(paths: Sequence[Path], sample: int = SAMPLE) -> BatchLook:
     return BatchLook(looked, old)
 
 
-def look_of_image(image: np.ndarray, is_colour: bool = False) -> BatchLook:
-    """One photo as its own batch (a preview)."""
-    return BatchLook(1, int(not is_colour and looks_like_old_print(image)))
+def look_of_lightness(L: np.ndarray) -> BatchLook:
+    """One photo as its own batch (the window's preview, which holds only its lightness: no tone to read)."""
+    return BatchLook(1, int(looks_like_old_print(L, L)))
+
+
+def chosen(settings: ColorizeSettings, look: BatchLook) -> ColorizeSettings:
+    """``settings`` with the model ``look`` calls for, when they ask for one by look; unchanged otherwise."""
+    if not settings.by_look:
+        return settings
+    return replace(settings, by_look=False, weights=look.weights)

@@ -37,6 +37,7 @@ def colorize_command(args: argparse.Namespace) -> int:
     auto = (args.model or "").strip().lower() == AUTO
     if auto and weights is not None:
         raise UsageError("--model and --weights: give one of them")
+    auto = auto or (args.model is None and weights is None)  # the default: chosen by the photos' look
     if args.model is not None and not auto:
         from ..named_models import ModelNameError, model_path
 
@@ -50,7 +51,7 @@ def colorize_command(args: argparse.Namespace) -> int:
     try:
         settings = ColorizeSettings(engine=args.engine, device=args.device, precision=args.precision,
                                     batch_size=args.batch_size, size=args.size, compile=args.compile,
-                                    weights=weights).validated()
+                                    weights=weights, by_look=auto).validated()
         export = ExportOptions(output_dir=args.output, format=args.format, jpeg_quality=args.quality,
                                if_exists=_if_exists(args),
                                colour_inputs=args.colour_inputs, strength=args.strength).validated()
@@ -64,7 +65,7 @@ def colorize_command(args: argparse.Namespace) -> int:
             raise UsageError(one_line(str(err), 300)) from None
     warnings.simplefilter("ignore")  # library warnings mean nothing to the user; failures are reported per photo
     report = PhotoReport()
-    if auto:
+    if settings.by_look:
         settings = _chosen_by_look(settings, args.inputs, report)
     if args.ray:
         return _colorize_on_ray(args.inputs, settings, export, args.ray, report, hints_file)
@@ -105,17 +106,15 @@ def colorize_command(args: argparse.Namespace) -> int:
 
 def _chosen_by_look(settings: ColorizeSettings, inputs: list[Path], report: PhotoReport) -> ColorizeSettings:
     """``--model auto``: the model for these inputs by how a sample of them looks; said on the terminal."""
-    from dataclasses import replace
-
     from ..batch.inputs import collect_inputs
-    from ..batch.model_choice import look_of_batch
+    from ..batch.model_choice import chosen, look_of_batch
 
     jobs, _ = collect_inputs(inputs)  # problems are reported by the run itself
     look = look_of_batch([j.path for j in jobs])
     if look.sampled:
         print(look.line())
     report.chosen = True  # the choice was made: no advice to choose otherwise
-    return replace(settings, weights=look.weights)
+    return chosen(settings, look)
 
 
 def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: ExportOptions, address: str,

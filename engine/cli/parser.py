@@ -70,10 +70,10 @@ def _add_colorize(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     c.add_argument("--strength", type=float, default=1.0, metavar="S",
                    help="colour strength, 0 to 2: 1.0 = the model's own colour; 0 = grey")
     c.add_argument("--compile", action="store_true", help="torch.compile the optimized runtime")
-    c.add_argument("--weights", type=Path, help="weights file (default: the shipped model)")
+    c.add_argument("--weights", type=Path, help="weights file (default: the model --model names)")
     c.add_argument("--model", metavar="NAME",
-                   help="a model by name: 'shipped' (the default), 'old-prints' (for scans of old prints), 'auto' "
-                   "(one of those two per run, by how the photos look) or one "
+                   help="a model by name: 'auto' (the default: 'old-prints' for a run whose photos look like old "
+                   "prints' scans, 'shipped' otherwise), 'shipped', 'old-prints' or one "
                    "made by tune (see: models)")
     c.add_argument("--hints", type=Path, metavar="FILE",
                    help='colour hints, JSON: {"version": 1, "photos": {"NAME": [{"x": 0.25, "y": 0.4, "rgb": '

@@ -66,8 +66,9 @@ def _json_lines(event: dict[str, Any]) -> None:
 
 
 def models_command(args: argparse.Namespace) -> int:
-    from ..named_models import list_models, models_dir
+    from ..named_models import AUTO, AUTO_LINE, list_models, models_dir
 
+    print(f"{AUTO}: {AUTO_LINE}")
     for model in list_models():
         print(model.line())
     print(f"(tuned models live in {models_dir()})")

@@ -11,10 +11,11 @@ from gui.model.models import ModelInfo
 
 
 def list_models() -> list[ModelInfo]:
-    """The bundled models first (the shipped one leading), then the tuned ones by name; a damaged file with its
-    problem.
+    """"auto" first, then the bundled models (the shipped one leading), then the tuned ones by name; a damaged
+    file with its problem.
     """
-    return [ModelInfo(m.name, m.path, m.problem, m.line(), m.bundled) for m in named_models.list_models()]
+    auto = ModelInfo(named_models.AUTO, named_models.AUTO_CARD, line=named_models.AUTO_LINE, bundled=True)
+    return [auto] + [ModelInfo(m.name, m.path, m.problem, m.line(), m.bundled) for m in named_models.list_models()]
 
 
 def name_problem(name: str) -> str | None:

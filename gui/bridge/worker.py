@@ -22,6 +22,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from engine.batch.inputs import collect_inputs
+from engine.batch.model_choice import BatchLook, chosen, look_of_batch, look_of_lightness
 from engine.batch.pipeline import BatchPipeline, RunControl, engine_label
 from engine.color import grey_rgb
 from engine.colorizer import Colorizer, Prepared, reprepare
@@ -101,6 +102,8 @@ class BatchWorker(QObject):
         try:
             settings = req.model.validated()
             export = req.export.validated()
+            look = look_of_batch([p.path for p in req.photos]) if settings.by_look else None
+            settings = chosen(settings, look) if look is not None else settings
             colorizer = self._factory(settings)
             compare = (self._factory(replace(settings, engine="baseline", precision="fp32",
                                              device=colorizer.settings.device))  # the same device as the engine
@@ -116,11 +119,14 @@ class BatchWorker(QObject):
                 hints = {}
             elif hints:
                 description += f" with colour hints on {counted(len(hints), 'photo')}"
+            if look is not None:
+                description += f" · {look.line()}"
             self.started.emit(description)
             pipeline = BatchPipeline(colorizer, export, compare=compare, preview_size=req.preview_size,
                                      hints=hints)
             summary = pipeline.run(jobs, on_result=self.image_done.emit, control=self.control,
                                    on_started=lambda job: self.image_started.emit(job.index))
+            summary.model_choice = look.line() if look is not None else ""
         except Exception as err:  # noqa: BLE001 - anything escaping here would leave the UI waiting forever
             log.exception("the batch could not run")
             message = str(err) or type(err).__name__
@@ -184,6 +190,8 @@ class Recolourer(NewestOnly):
 
     def _serve(self, kind: str, key: int, args: tuple[Any, ...]) -> None:
         settings: ColorizeSettings = args[-1]
+        if settings.by_look:  # a preview is a batch of one; warming, with no photo yet, loads the shipped model
+            settings = chosen(settings, look_of_lightness(args[0]) if kind != "warm" else BatchLook(0, 0))
         colorizer = self._factory(replace(settings, compile=False).validated())
         if kind == "warm":
             return

@@ -11,6 +11,7 @@ from pathlib import Path
 
 SHIPPED = "shipped"  # engine.named_models.SHIPPED: the model that comes with the app, the default
 OLD_PRINTS = "old-prints"  # engine.named_models.OLD_PRINTS: comes with the app too, for old prints' scans
+AUTO = "auto"  # engine.named_models.AUTO: one of those two per batch, by how its photos look; the default
 
 
 @dataclass(frozen=True)
@@ -28,8 +29,15 @@ class ModelInfo:
         return self.name == SHIPPED
 
     @property
+    def auto(self) -> bool:
+        """Not one weights file: the shipped model or old-prints per batch (``path`` is its card)."""
+        return self.name == AUTO
+
+    @property
     def label(self) -> str:
         """What the Engine panel's list shows: "Old prints (comes with the app)" for "old-prints"."""
+        if self.auto:
+            return "Auto: old prints or not, by the photos' look"
         return f"{self.name.replace('-', ' ').capitalize()} (comes with the app)" if self.bundled else self.name
 
     @property
@@ -40,4 +48,4 @@ class ModelInfo:
     @property
     def weights(self) -> Path | None:
         """What ``ColorizeSettings.weights`` holds for it: None for the shipped model (the engine's default)."""
-        return None if self.shipped else self.path
+        return None if self.shipped or self.auto else self.path

@@ -27,7 +27,7 @@ from engine.options import (
     ColorizeSettings,
     ExportOptions,
 )
-from gui.model.models import SHIPPED
+from gui.model.models import AUTO
 
 ORGANIZATION = "Colorizer"
 APPLICATION = "Colorizer"
@@ -41,7 +41,7 @@ class AppSettings:
     export: ExportOptions = field(default_factory=lambda: ExportOptions(output_dir=default_output_dir()))
     compare: bool = False
     preview_mode: str = "side"  # side | wipe
-    model_name: str = SHIPPED  # the Engine panel's model; ``model.weights`` is its file (None: shipped)
+    model_name: str = AUTO  # the Engine panel's model; ``model.weights`` is its file (None: shipped or auto)
 
 
 def default_output_dir() -> Path:
@@ -113,7 +113,7 @@ def load(qs: QSettings) -> AppSettings:
     )
     return AppSettings(model, export, compare=_read(qs, "engine/compare", False, _to_bool),
                        preview_mode=_read(qs, "view/preview_mode", d.preview_mode, str, ("side", "wipe")),
-                       model_name=_read(qs, "engine/model", SHIPPED, str))
+                       model_name=_read(qs, "engine/model", AUTO, str))
 
 
 def save(qs: QSettings, s: AppSettings) -> None:

@@ -194,7 +194,7 @@ class SummaryPanel(QGroupBox):
         form = QFormLayout(self)
         for key, label in (("photos", "Photos"), ("mean", "Mean per photo"), ("rate", "Throughput"),
                            ("busy", "Model busy"), ("compared", "Compared"), ("speedup", "Speed-up vs baseline"),
-                           ("diff", "Difference"), ("old_prints", "Old prints")):
+                           ("diff", "Difference"), ("model", "Model")):
             self.fields[key] = QLabel("–")
             self.fields[key].setWordWrap(True)  # "29 done of 31, 1 failed, cancelled": inside a narrow dock
             form.addRow(label, self.fields[key])
@@ -225,9 +225,11 @@ class SummaryPanel(QGroupBox):
         self.fields["diff"].setText(difference_text(s))
         self.fields["diff"].setToolTip(difference_tooltip(s))
 
-    def show_advice(self, text: str | None) -> None:
-        """The old-prints model suggested (``engine.print_look.old_print_advice``), or "–"."""
-        self.fields["old_prints"].setText(text or "–")
+    def show_model(self, text: str | None) -> None:
+        """The model "auto" chose and why, or the old-prints model suggested
+        (``engine.print_look.old_print_advice``), or "–".
+        """
+        self.fields["model"].setText(text or "–")
 
     def text(self) -> str:
         return "\n".join(label.text() for label in self.fields.values())

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.options import ColorizeSettings, engine_device
-from gui.model.models import SHIPPED, ModelInfo
+from gui.model.models import AUTO, SHIPPED, ModelInfo
 
 ENGINE_LABELS = {"optimized": "Optimized", "baseline": "Baseline (reference)", "openvino": "OpenVINO (CPU)"}
 DEVICE_LABELS = {"auto": "Automatic", "cpu": "CPU", "cuda": "CUDA GPU"}
@@ -176,7 +176,7 @@ class EnginePanel(QGroupBox):
         for m in self.models.values():
             self.model.addItem(m.label, m.name)
             item = model.item(self.model.count() - 1)
-            item.setEnabled(m.shipped or not m.problem)  # the shipped model is the fallback: never disabled
+            item.setEnabled(m.shipped or m.auto or not m.problem)  # the shipped model is the fallback: never disabled
             item.setToolTip(f"Cannot be used: {m.problem}" if m.problem else m.line)
         self.model.blockSignals(False)
         if not self.select_model(chosen or SHIPPED):
@@ -202,14 +202,18 @@ class EnginePanel(QGroupBox):
     def choice(self) -> ColorizeSettings:
         return ColorizeSettings(engine=self.engine.currentData(), device=self.device.currentData(),
                            precision=self.precision.currentData(), batch_size=self.batch_size.value(),
-                           size=self.work_size.value(), weights=self.chosen_model().weights)
+                           size=self.work_size.value(), weights=self.chosen_model().weights,
+                           by_look=self.chosen_model().auto)
 
     def set_choice(self, choice: ColorizeSettings) -> None:
         """Select the saved choice, falling back to automatic where this machine cannot run it (and to the shipped
         model where ``choice.weights`` is none of those listed).
         """
-        by_path = {m.path: m.name for m in self.models.values() if not m.shipped}
-        if not (choice.weights is not None and self.select_model(by_path.get(choice.weights, ""))):
+        by_path = {m.path: m.name for m in self.models.values() if not m.shipped and not m.auto}
+        if choice.by_look:
+            if not self.select_model(AUTO):
+                self.select_model(SHIPPED)
+        elif not (choice.weights is not None and self.select_model(by_path.get(choice.weights, ""))):
             self.select_model(SHIPPED)
         _select(self.engine, choice.engine if item_enabled(self.engine, choice.engine) else "optimized")
         _select(self.device, choice.device if item_enabled(self.device, choice.device) else "auto")

@@ -5,7 +5,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from helpers import SAMPLES, old_scan, random_model, write_grey
+from helpers import SAMPLES, old_scan, random_model
 from test_cli import cli
 
 from engine.batch.inputs import collect_inputs
@@ -116,15 +116,16 @@ def test_a_batch_marks_old_looking_inputs_and_counts_them(colorizer, tmp_path):
     assert summary.looks_old == 3
 
 
-def test_colorize_suggests_old_prints_for_a_folder_of_old_scans_and_not_for_clean_copies(tmp_path):
+def test_colorize_with_the_shipped_model_suggests_old_prints_for_old_scans_and_not_for_clean_copies(tmp_path):
     (tmp_path / "old").mkdir()
     for path in SAMPLES[:4]:
         cv2.imwrite(str(tmp_path / "old" / f"{path.stem}.jpg"), old_scan(decode(path).pixels, 5)[..., ::-1])
-        write_grey(tmp_path / "clean" / f"{path.stem}.png", 60, 80, len(path.stem))
-    p = cli("colorize", tmp_path / "old", "--output", tmp_path / "o1", "--size", "64")
+        (tmp_path / "clean").mkdir(exist_ok=True)
+        cv2.imwrite(str(tmp_path / "clean" / f"{path.stem}.png"), grey_copy(decode(path).pixels))
+    p = cli("colorize", tmp_path / "old", "--output", tmp_path / "o1", "--size", "64", "--model", "shipped")
     assert p.returncode == 0, p.stderr
     assert "4 of 4 photos look like scans of old prints" in p.stdout and "--model old-prints" in p.stdout
     p = cli("colorize", tmp_path / "old", "--output", tmp_path / "o2", "--size", "64", "--model", "old-prints")
     assert p.returncode == 0 and "look like scans of old prints" not in p.stdout
-    p = cli("colorize", tmp_path / "clean", "--output", tmp_path / "o3", "--size", "64")
+    p = cli("colorize", tmp_path / "clean", "--output", tmp_path / "o3", "--size", "64", "--model", "shipped")
     assert p.returncode == 0 and "look like scans of old prints" not in p.stdout

@@ -1,0 +1,75 @@
+""""Auto" in the window: the default model, chosen per batch by the photos' look; a preview is a batch of one."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+from helpers import SAMPLES, old_scan
+from PySide6.QtCore import QSettings
+
+from engine.color import lightness
+from engine.imageio import decode
+from engine.named_models import BUNDLED, OLD_PRINTS
+from engine.options import ColorizeSettings
+from engine.training.print_gate import grey_copy
+from gui.bridge.untrained import untrained_factory
+from gui.bridge.worker import Recolourer
+from gui.main_window import MainWindow
+
+TIMEOUT_MS = 60_000
+
+
+def _photos(folder, make):
+    folder.mkdir()
+    paths = []
+    for i, sample in enumerate(SAMPLES[:3]):
+        paths.append(folder / f"{sample.stem}.png")
+        cv2.imwrite(str(paths[-1]), make(decode(sample).pixels, i)[..., ::-1])
+    return paths
+
+
+def test_a_first_start_chooses_auto(qtbot, backend):
+    window = MainWindow(backend, QSettings())
+    qtbot.addWidget(window)
+    assert window.engine_panel.model_name() == "auto"
+    choice = window.engine_panel.choice()
+    assert choice.by_look and choice.weights is None
+    window.close()
+
+
+def test_a_batch_of_old_scans_goes_to_old_prints_and_a_clean_one_to_the_shipped_model(qtbot, make_window, backend,
+                                                                                     tmp_path):
+    window = make_window(backend, by_look=True)
+    assert window.engine_panel.model_name() == "auto"
+    window.queue_presenter.add_paths(_photos(tmp_path / "old", old_scan))
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.start_batch()
+    assert window.controller.request.model.by_look  # chosen on the worker, from the photos themselves
+    model = window.summary.fields["model"].text()
+    assert model.startswith("Model old-prints, chosen by the photos' look: 3 of 3"), model
+
+    window.queue_presenter.add_paths(_photos(tmp_path / "clean", lambda photo, _: grey_copy(photo)))
+    clean = {r.key for r in window.queue.rows() if r.path.parent.name == "clean"}
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.start_batch(only=clean)
+    assert window.summary.fields["model"].text().startswith("Model shipped, chosen by the photos' look: 0 of 3")
+
+
+def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtbot):
+    seen: list[ColorizeSettings] = []
+
+    def factory(settings: ColorizeSettings):
+        seen.append(settings)
+        return untrained_factory(settings)
+
+    recolourer = Recolourer(factory)
+    recolourer.stop()  # its thread is not needed: the requests are served here, one by one
+    auto = ColorizeSettings(size=64, by_look=True)
+    photo = decode(SAMPLES[0]).pixels
+    old_L = lightness(old_scan(photo, 0))
+    clean_L = lightness(grey_copy(photo))
+    for L, weights in ((old_L, BUNDLED[OLD_PRINTS]), (clean_L, None)):
+        recolourer._serve("colour", 1, (np.ascontiguousarray(L), (), auto))
+        assert not seen[-1].by_look and seen[-1].weights == weights
+    recolourer._serve("warm", -1, (auto,))  # no photo yet: the shipped model is loaded
+    assert seen[-1].weights is None and not seen[-1].by_look
