@@ -2,8 +2,8 @@
 
 Tuned models live in the user's data folder (platformdirs; ``COLORIZER_MODELS_DIR`` moves it), one
 ``NAME.pt`` with its card beside it (``NAME.json``, ``NAME.md``). The models that come with the app are names
-too, "shipped" (the default) and "old-prints" (for scans of old prints), and are never written: tuning saves
-under a new name, so their output cannot change.
+too, "shipped" and "old-prints" (for scans of old prints), and are never written: tuning saves under a new name,
+so their output cannot change. "auto", the default, names no file: one of those two per batch, by its look.
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def list_models() -> list[NamedModel]:
     folder = models_dir()
     tuned = sorted(folder.glob("*.pt"), key=lambda p: p.stem.lower()) if folder.is_dir() else []
     return ([_entry(name, path) for name, path in BUNDLED.items()]
-            + [_entry(p.stem, p) if not _bundled_name(p.stem) else _shadowed(p) for p in tuned])
+            + [_shadowed(p) if _bundled_name(p.stem) or p.stem.strip().lower() == AUTO else _entry(p.stem, p)
+               for p in tuned])
 
 
 def _shadowed(path: Path) -> NamedModel:

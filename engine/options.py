@@ -217,6 +217,7 @@ class BatchSummary:
     max_abs_diff: float | None = None  # largest |ab| difference between the two engines over the batch
     p999_abs_diff: float | None = None  # its 99.9th percentile over every ab value compared
     model_choice: str = ""  # "auto": the model chosen by the photos' look, and why (``BatchLook.line``)
+    chosen_weights: Path | None = None  # ... and its weights (None: the shipped model)
     results: list[PhotoResult] = field(default_factory=list)
 
     @property

@@ -25,13 +25,18 @@ SCALE = 512
 NAMES = ("grain", "range", "black", "white", "fine_share", "detail", "tone")
 _IMMERKAER = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], np.float32)
 
+# The advice: enough of a batch that one odd photo does not decide; half, because it is for a box of old prints.
+ADVICE_MIN_PHOTOS = 3
+ADVICE_SHARE = 0.5
 
-def _at_scale(L: np.ndarray, side: int) -> np.ndarray:
-    h, w = L.shape
+
+def _at_scale(image: np.ndarray, side: int) -> np.ndarray:
+    """``image`` (grey or 3-channel) shrunk so its longer side is at most ``side``."""
+    h, w = image.shape[:2]
     f = side / max(h, w)
     if f >= 1.0:
-        return L
-    return cv2.resize(L, (max(1, round(w * f)), max(1, round(h * f))), interpolation=cv2.INTER_AREA)
+        return image
+    return cv2.resize(image, (max(1, round(w * f)), max(1, round(h * f))), interpolation=cv2.INTER_AREA)
 
 
 def grain_sigma(L: np.ndarray) -> float:
@@ -50,12 +55,7 @@ def tone_chroma(image: np.ndarray) -> float:
     """
     if image.ndim != 3:
         return 0.0
-    small = image
-    if max(image.shape[:2]) > 256:
-        f = 256 / max(image.shape[:2])
-        small = cv2.resize(image, (max(1, round(image.shape[1] * f)), max(1, round(image.shape[0] * f))),
-                           interpolation=cv2.INTER_AREA)
-    lab = rgb_to_lab(small)
+    lab = rgb_to_lab(_at_scale(image, 256))
     mid = (lab[..., 0] > 20) & (lab[..., 0] < 80)
     if not mid.any():
         return 0.0
@@ -66,9 +66,12 @@ def tone_chroma(image: np.ndarray) -> float:
 def measures(image: np.ndarray, L: np.ndarray | None = None) -> np.ndarray:
     """The measures named in ``NAMES`` of one input (H x W grey or H x W x 3), as the gate's features.
 
-    ``L``: the input's lightness, where the caller has it already.
+    ``L``: the input's lightness, where the caller has it already; otherwise a large input is shrunk first (the
+    measures are taken at ``SCALE``; twice that keeps them as they are, and a 12 MP scan is read in a few ms).
     """
-    L = lightness(image) if L is None else L
+    if L is None:
+        image = _at_scale(image, 2 * SCALE)
+        L = lightness(image)
     L = np.ascontiguousarray(_at_scale(L.astype(np.float32, copy=False), SCALE))
     lo, hi = np.percentile(L, (0.5, 99.5))
     fine = float(np.std(L - cv2.GaussianBlur(L, (0, 0), 1.0)))
@@ -97,6 +100,7 @@ class OldPrintGate:
     threshold: float
 
     def score(self, features: np.ndarray) -> float:
+        """0..1: how much the measures read as an old print's scan (compared with ``threshold``)."""
         z = (np.asarray(features, np.float64) - np.asarray(self.mean)) / np.asarray(self.scale)
         return float(1.0 / (1.0 + np.exp(-(z @ np.asarray(self.weights) + self.bias))))
 
@@ -137,15 +141,10 @@ def looks_like_old_print(image: np.ndarray, L: np.ndarray | None = None) -> bool
         return False
 
 
-# Enough of a batch that one odd photo does not decide; half, because the advice is for a box of old prints.
-ADVICE_MIN_PHOTOS = 3
-ADVICE_SHARE = 0.5
-
-
 def old_print_advice(looks_old: int, done: int, uses_old_prints: bool, name: str = "old-prints") -> str | None:
     """A line suggesting the old-prints model when most photos of a batch look like old prints' scans and another
-    model coloured them; None otherwise. Advice, not a switch: sending photos to it by this gate did not earn the
-    default (``docs/experiments``, "an old-print gate").
+    model coloured them; None otherwise. Photo by photo, this gate sent too many clean photos to it to choose for
+    each one (``docs/experiments``, "an old-print gate"); a batch's majority is what "auto" goes by.
     """
     if uses_old_prints or looks_old < ADVICE_MIN_PHOTOS or looks_old < ADVICE_SHARE * done:
         return None

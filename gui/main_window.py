@@ -118,6 +118,7 @@ class MainWindow(QMainWindow):
     def _build_presenters(self, samples_dir: Path) -> None:
         self.hint_editor = HintEditor(self.preview, self.hint_store, self.history.stack, self.backend.make_recolourer(),
                                       self.engine_panel.choice, self.set_status, self)
+        self.controller.finished.connect(self.hint_editor.follow_batch)
         self.hint_files = HintFiles(self.hint_store, self.history.stack,
                                     lambda: [(r.path, r.root) for r in self.queue.rows()], self.set_status, self)
         self.viewer = PreviewPresenter(self.queue, self.table, self.preview, self.hint_editor, self.export_panel,

@@ -44,7 +44,7 @@ class Decoded:
 
 
 def decode_photo(job: Job, out: Path | None, skip: str, *, size: int, skip_colour: bool,
-                 max_pixels: int = MAX_PIXELS) -> Decoded:
+                 max_pixels: int = MAX_PIXELS, measure_look: bool = True) -> Decoded:
     """Read ``job``'s photo and prepare it at working size ``size``; errors become ``Decoded.error``."""
     d = Decoded(job, out)
     if skip:
@@ -57,7 +57,8 @@ def decode_photo(job: Job, out: Path | None, skip: str, *, size: int, skip_colou
             d.skip = "already in colour"
         else:
             d.prepared = prepare(d.image.pixels, size)
-            d.looks_old = not d.image.is_colour and looks_like_old_print(d.image.pixels, d.prepared.L)
+            d.looks_old = measure_look and not d.image.is_colour and looks_like_old_print(d.image.pixels,
+                                                                                         d.prepared.L)
     except ImageError as err:
         d.error = str(err)
     except MemoryError:

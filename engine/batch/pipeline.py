@@ -203,13 +203,17 @@ class BatchPipeline:
             to be written, are held up to about this many pixels each (always at least one).
         hints: colour hints by ``Job.index`` (a hinted model only: ``ValueError`` otherwise). Each
             photo's hint map is made at its working size, again at a smaller one if memory runs out.
+        measure_look: whether each photo is read for an old print's look (``PhotoResult.looks_old``), for the
+            advice to use old-prints; off where the model was chosen by look already (it costs up to ~60 ms a
+            12 MP scan in the decode threads).
 
     """
 
     def __init__(self, colorizer: Colorizer, export: ExportOptions, *, compare: Colorizer | None = None,
                  decode_workers: int | None = None, encode_workers: int | None = None, preview_size: int = 0,
                  max_pixels: int = MAX_PIXELS, max_buffered_pixels: int = 64_000_000,
-                 hints: Mapping[int, Sequence[Hint]] | None = None) -> None:
+                 hints: Mapping[int, Sequence[Hint]] | None = None, measure_look: bool = True) -> None:
+        self.measure_look = measure_look
         self.hints = {i: tuple(h) for i, h in (hints or {}).items() if h}
         if self.hints:
             colorizer.check_hints(list(self.hints.values()))  # before any photo is read: these weights take hints
@@ -300,7 +304,8 @@ class BatchPipeline:
             failed = Decoded(job, None, error=f"cannot choose an output name ({one_line(str(err), 120)})")
             return lambda: failed
         return self._gate.wrap(partial(decode_photo, job, out, skip, size=self.colorizer.settings.size,
-                                       max_pixels=self.max_pixels, skip_colour=self.export.colour_inputs == "skip"))
+                                       max_pixels=self.max_pixels, skip_colour=self.export.colour_inputs == "skip",
+                                       measure_look=self.measure_look))
 
     def _take_batch(self, ahead: DecodeAhead, writes: OrderedWrites, control: RunControl, summary: BatchSummary,
                     on_started: Callable[[Job], None] | None) -> list[Decoded]:

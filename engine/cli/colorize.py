@@ -65,14 +65,16 @@ def colorize_command(args: argparse.Namespace) -> int:
             raise UsageError(one_line(str(err), 300)) from None
     warnings.simplefilter("ignore")  # library warnings mean nothing to the user; failures are reported per photo
     report = PhotoReport()
-    if settings.by_look:
-        settings = _chosen_by_look(settings, args.inputs, report)
     if args.ray:
+        if settings.by_look:  # from the inputs this machine can read (a bucket's are not: the shipped model)
+            settings = _chosen_by_look(settings, collect_inputs(args.inputs)[0], report)
         return _colorize_on_ray(args.inputs, settings, export, args.ray, report, hints_file)
     jobs, problems = collect_inputs(args.inputs)
     print_problems(len(jobs), problems)
     if not jobs:
         return 1
+    if settings.by_look:
+        settings = _chosen_by_look(settings, jobs, report)
     try:
         colorizer = Colorizer.create(settings)
     except WeightsError as err:
@@ -87,7 +89,7 @@ def colorize_command(args: argparse.Namespace) -> int:
     hints = _matched_hints(hints_file, jobs) if hints_file is not None else {}
     report.start(len(jobs))
     control = RunControl()
-    pipeline = BatchPipeline(colorizer, export, hints=hints)
+    pipeline = BatchPipeline(colorizer, export, hints=hints, measure_look=not report.chosen)
     try:
         summary = pipeline.run(jobs, on_result=report, control=control)
     except KeyboardInterrupt:
@@ -104,16 +106,13 @@ def colorize_command(args: argparse.Namespace) -> int:
     return 1 if report.failed or problems or summary.stopped_reason else 0
 
 
-def _chosen_by_look(settings: ColorizeSettings, inputs: list[Path], report: PhotoReport) -> ColorizeSettings:
-    """``--model auto``: the model for these inputs by how a sample of them looks; said on the terminal."""
-    from ..batch.inputs import collect_inputs
+def _chosen_by_look(settings: ColorizeSettings, jobs: list[Job], report: PhotoReport) -> ColorizeSettings:
+    """``--model auto``: the model for these photos by how a sample of them looks; said on the terminal."""
     from ..batch.model_choice import chosen, look_of_batch
 
-    jobs, _ = collect_inputs(inputs)  # problems are reported by the run itself
     look = look_of_batch([j.path for j in jobs])
-    if look.sampled:
-        print(look.line())
-    report.chosen = True  # the choice was made: no advice to choose otherwise
+    print(look.line())
+    report.chosen = look.sampled > 0  # chosen by look: no advice to choose otherwise
     return chosen(settings, look)
 
 

@@ -102,8 +102,11 @@ class BatchWorker(QObject):
         try:
             settings = req.model.validated()
             export = req.export.validated()
-            look = look_of_batch([p.path for p in req.photos]) if settings.by_look else None
-            settings = chosen(settings, look) if look is not None else settings
+            look = None
+            if settings.by_look:  # the queue's look, so that running a few of its photos again keeps its model
+                look = look_of_batch(req.look_paths or [p.path for p in req.photos],
+                                     stop=lambda: self.control.cancelled)
+                settings = chosen(settings, look)
             colorizer = self._factory(settings)
             compare = (self._factory(replace(settings, engine="baseline", precision="fp32",
                                              device=colorizer.settings.device))  # the same device as the engine
@@ -123,10 +126,11 @@ class BatchWorker(QObject):
                 description += f" · {look.line()}"
             self.started.emit(description)
             pipeline = BatchPipeline(colorizer, export, compare=compare, preview_size=req.preview_size,
-                                     hints=hints)
+                                     hints=hints, measure_look=look is None)
             summary = pipeline.run(jobs, on_result=self.image_done.emit, control=self.control,
                                    on_started=lambda job: self.image_started.emit(job.index))
-            summary.model_choice = look.line() if look is not None else ""
+            if look is not None:
+                summary.model_choice, summary.chosen_weights = look.line(), look.weights
         except Exception as err:  # noqa: BLE001 - anything escaping here would leave the UI waiting forever
             log.exception("the batch could not run")
             message = str(err) or type(err).__name__
@@ -169,7 +173,12 @@ class Recolourer(NewestOnly):
 
     def __init__(self, make: ColorizerFactory) -> None:
         super().__init__("recolour")
-        self._factory = CachedFactory(make, keep=1)
+        self._factory = CachedFactory(make, keep=2)  # "auto" moves between two models
+        self._auto: tuple[Path | None] | None = None  # "auto": the weights the last batch chose, once one ran
+
+    def follow(self, weights: Path | None) -> None:
+        """"auto" previews use the model a batch chose for the queue (None: the shipped model); any thread."""
+        self._auto = (weights,)
 
     def request(self, key: int, L: np.ndarray, hints: tuple[Hint, ...], settings: ColorizeSettings) -> None:
         """Re-colour photo ``key`` (L: its preview-size lightness) with ``hints``; replaces any pending request."""
@@ -189,9 +198,14 @@ class Recolourer(NewestOnly):
         self.refused.emit(key, str(err) or type(err).__name__)
 
     def _serve(self, kind: str, key: int, args: tuple[Any, ...]) -> None:
-        settings: ColorizeSettings = args[-1]
-        if settings.by_look:  # a preview is a batch of one; warming, with no photo yet, loads the shipped model
-            settings = chosen(settings, look_of_lightness(args[0]) if kind != "warm" else BatchLook(0, 0))
+        asked: ColorizeSettings = args[-1]  # what the answer is for: the presenter matches it, "auto" or not
+        settings = asked
+        if settings.by_look:
+            auto = self._auto
+            if auto is not None:  # the model the queue's batch chose
+                settings = replace(settings, by_look=False, weights=auto[0])
+            else:  # before any batch, a preview is a batch of one (its lightness: no tone to read)
+                settings = chosen(settings, look_of_lightness(args[0]) if kind != "warm" else BatchLook(0, 0))
         colorizer = self._factory(replace(settings, compile=False).validated())
         if kind == "warm":
             return
@@ -203,7 +217,7 @@ class Recolourer(NewestOnly):
         if kind == "colour":
             item = reprepare(Prepared(L, L), colorizer.settings.size)
             ab = colorizer.predict([item], [hints] if hints else None)[0]
-            self.recoloured.emit(key, hints, settings, ab)
+            self.recoloured.emit(key, hints, asked, ab)
         else:
             grey = grey_rgb(L)  # the grey whose lightness is L: suggest reads only L
             x, y = args[1], args[2]

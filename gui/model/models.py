@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-SHIPPED = "shipped"  # engine.named_models.SHIPPED: the model that comes with the app, the default
+SHIPPED = "shipped"  # engine.named_models.SHIPPED: the model that comes with the app, the fallback
 OLD_PRINTS = "old-prints"  # engine.named_models.OLD_PRINTS: comes with the app too, for old prints' scans
 AUTO = "auto"  # engine.named_models.AUTO: one of those two per batch, by how its photos look; the default
 

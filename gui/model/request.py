@@ -36,3 +36,4 @@ class BatchRequest:
     compare: bool = False
     preview_size: int = 800
     model_name: str = SHIPPED  # the Engine panel's model, by name (``model.weights`` is its file)
+    look_paths: tuple[Path, ...] = ()  # "auto": the photos whose look chooses the model (the queue); () = ``photos``

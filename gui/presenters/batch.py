@@ -85,7 +85,7 @@ class BatchPresenter(QObject):
             return False
         s = self.settings()
         request = BatchRequest(tuple(photos), s.model, s.export, compare=s.compare, preview_size=PREVIEW_SIZE,
-                               model_name=s.model_name)
+                               model_name=s.model_name, look_paths=tuple(r.path for r in self.queue.rows()))
         for p in photos:  # each photo's run key carries its own hints
             self.queue.begin_run([p.key], run_key(s, p.hints))
         self.views.timing.clear()

@@ -19,7 +19,7 @@ from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QMouseEvent, QUndoSt
 from PySide6.QtWidgets import QMenu, QWidget
 
 from engine.hints import Hint
-from engine.options import ColorizeSettings
+from engine.options import BatchSummary, ColorizeSettings
 from gui.model.hint_store import NO_HINTS_TEXT, Hints, HintStore, SetHints, path_key
 from gui.presenters.backend import Recolourer
 from gui.views.busy import BusyCursor
@@ -169,6 +169,16 @@ class HintEditor(QObject):
     def _busy(self, on: bool) -> None:
         """A busy cursor from a click until the model has answered: the wait is seen, the window stays live."""
         self._busy_cursor.set(on)
+
+    def follow_batch(self, summary: BatchSummary) -> None:
+        """After a batch that chose its model by look: previews with "auto" use that model from now on, and what
+        was coloured with "auto" before may have come from the other one, so it is not shown again.
+        """
+        if not summary.model_choice or self.recolourer is None:
+            return
+        self.recolourer.follow(summary.chosen_weights)
+        for k in [k for k in self._results if k[2].by_look]:
+            del self._results[k]
 
     def _on_recoloured(self, key: int, hints: Hints, settings: ColorizeSettings, ab: np.ndarray) -> None:
         self._keep(key, hints, settings, ab)

@@ -71,9 +71,9 @@ class EnginePanel(QGroupBox):
         self.options = options
         self.models: dict[str, ModelInfo] = {}
         self.model = QComboBox()
-        self.model.setToolTip("The model that colorizes: the shipped one, the one for scans of old prints (grain, "
-                              "fading, toning), or one taught from your own colour photos (Model > Teach from "
-                              "Colour Photos…)")
+        self.model.setToolTip("The model that colorizes: Auto (old prints or not, by how the queue's photos look), "
+                              "the shipped one, the one for scans of old prints (grain, fading, toning), or one "
+                              "taught from your own colour photos (Model > Teach from Colour Photos…)")
         self.card_button = QToolButton()
         self.card_button.setText("Card")
         self.card_button.setToolTip("The chosen model's card: what it learned from, and how it measured")
@@ -161,9 +161,9 @@ class EnginePanel(QGroupBox):
         self.compare.setChecked(on)
 
     def set_models(self, models: list[ModelInfo]) -> None:
-        """List ``models`` (the shipped one first; a tuned one that cannot be used disabled, its problem as tooltip),
-        keeping the chosen one where it is still usable, else the shipped model. Emits ``changed`` only if the
-        choice changed.
+        """List ``models`` (auto and the bundled ones first; a tuned one that cannot be used disabled, its problem as
+        tooltip), keeping the chosen one where it is still usable, else the shipped model. Emits ``changed`` only if
+        the choice changed.
         """
         chosen = self.model_name()
         self.model.blockSignals(True)
@@ -176,7 +176,7 @@ class EnginePanel(QGroupBox):
         for m in self.models.values():
             self.model.addItem(m.label, m.name)
             item = model.item(self.model.count() - 1)
-            item.setEnabled(m.shipped or m.auto or not m.problem)  # the shipped model is the fallback: never disabled
+            item.setEnabled(m.shipped or m.auto or not m.problem)  # never disabled: the fallback, and the default
             item.setToolTip(f"Cannot be used: {m.problem}" if m.problem else m.line)
         self.model.blockSignals(False)
         if not self.select_model(chosen or SHIPPED):

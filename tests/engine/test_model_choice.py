@@ -71,3 +71,23 @@ def test_colorize_auto_says_which_model_it_chose_for_the_photos(tmp_path):
     assert p.returncode == 0 and "model shipped, chosen by the photos' look: 0 of 3" in p.stdout
     p = cli("colorize", clean, "--output", tmp_path / "o3", "--model", "auto", "--weights", BUNDLED[SHIPPED])
     assert p.returncode == 2 and "give one of them" in p.stderr
+
+
+def test_a_tuned_model_saved_as_auto_is_listed_as_yours_and_unusable(tmp_path, monkeypatch):
+    from engine.named_models import list_models
+
+    monkeypatch.setenv("COLORIZER_MODELS_DIR", str(tmp_path))
+    (tmp_path / "auto.pt").write_bytes(b"whatever was saved under the name")
+    listed = {m.name: m for m in list_models()}
+    assert "auto" not in listed and "rename" in listed["auto (yours)"].problem
+
+
+def test_with_no_photo_readable_the_choice_says_so():
+    assert BatchLook(0, 0).line() == "model shipped: no photo could be read before the run to choose by look"
+
+
+def test_a_cancel_ends_the_look_early(tmp_path):
+    folder = _folder(tmp_path, 3, 0, "old")
+    asked = []
+    look = look_of_batch(sorted(folder.iterdir()), stop=lambda: bool(asked.append(1)) or len(asked) > 1)
+    assert look.sampled == 1

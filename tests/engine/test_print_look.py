@@ -129,3 +129,13 @@ def test_colorize_with_the_shipped_model_suggests_old_prints_for_old_scans_and_n
     assert p.returncode == 0 and "look like scans of old prints" not in p.stdout
     p = cli("colorize", tmp_path / "clean", "--output", tmp_path / "o3", "--size", "64", "--model", "shipped")
     assert p.returncode == 0 and "look like scans of old prints" not in p.stdout
+
+
+def test_a_run_that_chose_its_model_by_look_does_not_measure_each_photo_again(colorizer, tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    cv2.imwrite(str(src / "old.jpg"), old_scan(decode(SAMPLES[0]).pixels, 3)[..., ::-1])
+    jobs, _ = collect_inputs([src])
+    results = []
+    BatchPipeline(colorizer, ExportOptions(tmp_path / "out"), measure_look=False).run(jobs, on_result=results.append)
+    assert [r.looks_old for r in results] == [False]

@@ -101,7 +101,8 @@ def test_the_default_recipe_keeps_the_start_models_batchnorm_statistics_and_r1_d
 
 def test_the_command_line_names_models_lists_them_and_refuses_an_unknown_one_in_one_line(store, tmp_path, capsys):
     assert cli_main(["models"]) == 0
-    assert capsys.readouterr().out.startswith("shipped:")
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0].startswith("auto: the default") and listed[1].startswith("shipped:")
     write_grey(tmp_path / "in" / "a.png", 32, 32)
     code = cli_main(["colorize", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--model", "nobody"])
     err = capsys.readouterr().err.strip()

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import cv2
 import numpy as np
-from helpers import SAMPLES, old_scan
-from PySide6.QtCore import QSettings
+from helpers import SAMPLES, old_scan, random_model
+from PySide6.QtCore import QSettings, Qt
 
 from engine.color import lightness
+from engine.colorizer import Colorizer
 from engine.imageio import decode
+from engine.model import with_hint_channels
 from engine.named_models import BUNDLED, OLD_PRINTS
 from engine.options import ColorizeSettings
 from engine.training.print_gate import grey_copy
-from gui.bridge.untrained import untrained_factory
 from gui.bridge.worker import Recolourer
 from gui.main_window import MainWindow
 
@@ -37,7 +40,7 @@ def test_a_first_start_chooses_auto(qtbot, backend):
     window.close()
 
 
-def test_a_batch_of_old_scans_goes_to_old_prints_and_a_clean_one_to_the_shipped_model(qtbot, make_window, backend,
+def test_a_queue_of_old_scans_goes_to_old_prints_and_running_part_of_it_again_keeps_that(qtbot, make_window, backend,
                                                                                      tmp_path):
     window = make_window(backend, by_look=True)
     assert window.engine_panel.model_name() == "auto"
@@ -48,28 +51,48 @@ def test_a_batch_of_old_scans_goes_to_old_prints_and_a_clean_one_to_the_shipped_
     model = window.summary.fields["model"].text()
     assert model.startswith("Model old-prints, chosen by the photos' look: 3 of 3"), model
 
+    assert window.hint_editor.recolourer._auto == (BUNDLED[OLD_PRINTS],)  # previews follow the batch's choice
+
     window.queue_presenter.add_paths(_photos(tmp_path / "clean", lambda photo, _: grey_copy(photo)))
     clean = {r.key for r in window.queue.rows() if r.path.parent.name == "clean"}
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
-        assert window.batch.start_batch(only=clean)
+        assert window.batch.start_batch(only=clean)  # judged by the whole queue: 3 old of 6, its majority (half)
+    assert window.summary.fields["model"].text().startswith("Model old-prints, chosen by the photos' look: 3 of 6")
+
+
+def test_a_clean_queue_goes_to_the_shipped_model(qtbot, make_window, backend, tmp_path):
+    window = make_window(backend, by_look=True)
+    window.queue_presenter.add_paths(_photos(tmp_path / "clean", lambda photo, _: grey_copy(photo)))
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.start_batch()
     assert window.summary.fields["model"].text().startswith("Model shipped, chosen by the photos' look: 0 of 3")
 
 
 def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtbot):
-    seen: list[ColorizeSettings] = []
+    used: list[Path | None] = []  # the weights of each colorizer that coloured a preview (they are cached)
+    model = with_hint_channels(random_model(), 3).eval()  # a model that takes hints answers with colour
 
     def factory(settings: ColorizeSettings):
-        seen.append(settings)
-        return untrained_factory(settings)
+        assert not settings.by_look
+        c = Colorizer.create(settings, model=model)
+        predict = c.predict
+        c.predict = lambda *a, **k: used.append(settings.weights) or predict(*a, **k)
+        return c
 
     recolourer = Recolourer(factory)
     recolourer.stop()  # its thread is not needed: the requests are served here, one by one
+    answers = []
+    recolourer.recoloured.connect(lambda key, hints, settings, ab: answers.append(settings),
+                                  Qt.ConnectionType.DirectConnection)  # its own thread is stopped
     auto = ColorizeSettings(size=64, by_look=True)
     photo = decode(SAMPLES[0]).pixels
-    old_L = lightness(old_scan(photo, 0))
-    clean_L = lightness(grey_copy(photo))
+    old_L = np.ascontiguousarray(lightness(old_scan(photo, 0)))
+    clean_L = np.ascontiguousarray(lightness(grey_copy(photo)))
     for L, weights in ((old_L, BUNDLED[OLD_PRINTS]), (clean_L, None)):
-        recolourer._serve("colour", 1, (np.ascontiguousarray(L), (), auto))
-        assert not seen[-1].by_look and seen[-1].weights == weights
-    recolourer._serve("warm", -1, (auto,))  # no photo yet: the shipped model is loaded
-    assert seen[-1].weights is None and not seen[-1].by_look
+        recolourer._serve("colour", 1, (L, (), auto))
+        assert used[-1] == weights
+        assert answers[-1] == auto  # answered for what was asked: the presenter matches it to its settings
+    recolourer._serve("warm", -1, (auto,))  # no photo yet: loads the shipped model (the factory refuses by_look)
+    recolourer.follow(BUNDLED[OLD_PRINTS])  # a batch chose old-prints for the queue: previews follow it
+    recolourer._serve("colour", 1, (clean_L, (), auto))
+    assert used[-1] == BUNDLED[OLD_PRINTS]

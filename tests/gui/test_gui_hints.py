@@ -356,3 +356,17 @@ def test_the_preview_service_runs_the_newest_request_suggestions_first_and_never
         recolourer.stop()
     assert done == [("colour", 1), ("suggest", 3), ("colour", 3)]  # photo 2's stale request never ran
     assert made and not any(s.compile for s in made)
+
+
+def test_with_auto_a_hint_reaches_the_preview(qtbot, make_window, hinted_backend, photo):
+    window = make_window(hinted_backend, size=64, precision="fp32", by_look=True)
+    assert window.engine_panel.choice().by_look
+    window.queue_presenter.add_paths([photo])
+    window.table.selectionModel().select(window.queue.index(0, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                         | QItemSelectionModel.SelectionFlag.Rows)
+    qtbot.waitUntil(lambda: window.preview.grey() is not None and window.hint_editor.key is not None)
+    before = window.preview.colour()
+    _add(qtbot, window, 0.5, 0.5, GREEN)  # answered for the settings asked ("auto"), so it is shown
+    assert window.preview.colour() is not None and (before is None or not np.array_equal(before,
+                                                                                         window.preview.colour()))
+    assert any(kind == "preview" and hints for kind, hints in hinted_backend.seen)  # the model got the hint
