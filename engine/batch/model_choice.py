@@ -16,7 +16,7 @@ from ..named_models import BUNDLED, OLD_PRINTS, SHIPPED
 from ..options import ColorizeSettings
 from ..print_look import looks_like_old_print
 
-SAMPLE = 24  # photos looked at, evenly spaced through the batch: about 0.1 s for 1 MP photos, a few s for 12 MP scans
+SAMPLE = 24  # photos looked at, evenly spaced through the batch: about 0.3 s for 1 MP photos, 5 s for 12 MP scans
 OLD_SHARE = 0.5  # the share of them that must read as old prints: the batch's majority
 
 

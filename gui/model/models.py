@@ -37,7 +37,7 @@ class ModelInfo:
     def label(self) -> str:
         """What the Engine panel's list shows: "Old prints (comes with the app)" for "old-prints"."""
         if self.auto:
-            return "Auto: old prints or not, by the photos' look"
+            return "Auto: by the photos' look"
         return f"{self.name.replace('-', ' ').capitalize()} (comes with the app)" if self.bundled else self.name
 
     @property

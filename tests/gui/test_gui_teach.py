@@ -219,7 +219,7 @@ def test_the_chosen_model_reaches_the_batch_and_survives_a_restart(qtbot, backen
     assert [panel.model.itemData(i) for i in range(panel.model.count())] == ["auto", "shipped", "old-prints", "Broken",
                                                                             "Mine"]
     assert panel.model.itemText(2) == "Old prints (comes with the app)"
-    assert panel.model.itemText(0) == "Auto: old prints or not, by the photos' look"
+    assert panel.model.itemText(0) == "Auto: by the photos' look"
     assert panel.model_name() == "shipped" and panel.choice().weights is None
     broken = panel.model.model().item(panel.model.findData("Broken"))
     assert not broken.isEnabled() and broken.toolTip().startswith("Cannot be used")
