@@ -191,7 +191,7 @@ class PhotoResult:
     max_abs_diff: float | None = None  # this photo's largest |ab| difference between the two engines
     p999_abs_diff: float | None = None  # ... and its 99.9th percentile
     preview: Preview | None = None
-    looks_old: bool = False  # the input reads as an old print's scan (``engine.print_look``)
+    looks_old: bool | None = None  # the input reads as an old print's scan (``engine.print_look``; None: not looked at)
 
 
 @dataclass
@@ -259,7 +259,12 @@ class BatchSummary:
     @property
     def looks_old(self) -> int:
         """Photos done whose input reads as an old print's scan."""
-        return sum(r.looks_old for r in self.results if r.status == Status.DONE)
+        return sum(bool(r.looks_old) for r in self.results if r.status == Status.DONE)
+
+    @property
+    def looked(self) -> int:
+        """Photos done that were looked at for that (``engine.print_look.looks_due``)."""
+        return sum(r.looks_old is not None for r in self.results if r.status == Status.DONE)
 
     def outcome_text(self) -> str:
         """", 2 failed, 1 skipped, cancelled": what went other than done (empty when all went well)."""

@@ -20,7 +20,7 @@ from ..colorizer import Prepared, prepare
 from ..imageio import MAX_PIXELS, DecodedImage, ImageError, decode
 from ..messages import short_reason
 from ..options import Job
-from ..print_look import looks_like_old_print
+from ..print_look import looks_due, looks_like_old_print
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ class Decoded:
     ms: float = 0.0
     error: str | None = None
     skip: str | None = None
-    looks_old: bool = False  # read as an old print's scan (``print_look``); advice only
+    looks_old: bool | None = None  # read as an old print's scan (``print_look``; None: not looked at); advice only
 
     @property
     def pixels(self) -> int:
@@ -57,8 +57,8 @@ def decode_photo(job: Job, out: Path | None, skip: str, *, size: int, skip_colou
             d.skip = "already in colour"
         else:
             d.prepared = prepare(d.image.pixels, size)
-            d.looks_old = measure_look and not d.image.is_colour and looks_like_old_print(d.image.pixels,
-                                                                                         d.prepared.L)
+            if measure_look and looks_due(job.index):
+                d.looks_old = not d.image.is_colour and looks_like_old_print(d.image.pixels, d.prepared.L)
     except ImageError as err:
         d.error = str(err)
     except MemoryError:

@@ -203,9 +203,9 @@ class BatchPipeline:
             to be written, are held up to about this many pixels each (always at least one).
         hints: colour hints by ``Job.index`` (a hinted model only: ``ValueError`` otherwise). Each
             photo's hint map is made at its working size, again at a smaller one if memory runs out.
-        measure_look: whether each photo is read for an old print's look (``PhotoResult.looks_old``), for the
-            advice to use old-prints; off where the model was chosen by look already (it costs up to ~60 ms a
-            12 MP scan in the decode threads).
+        measure_look: whether photos are read for an old print's look (``PhotoResult.looks_old``; those
+            ``print_look.looks_due`` names), for the advice to use old-prints; off where the model was chosen by
+            look already (each look costs up to ~60 ms a 12 MP scan in the decode threads).
 
     """
 

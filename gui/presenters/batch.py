@@ -176,7 +176,7 @@ class BatchPresenter(QObject):
         self.views.summary.show_summary(summary)
         advice = None
         if req is not None and not summary.model_choice:
-            advice = old_print_advice(summary.looks_old, summary.done, req.model_name == OLD_PRINTS, OLD_PRINTS)
+            advice = old_print_advice(summary.looks_old, summary.looked, req.model_name == OLD_PRINTS, OLD_PRINTS)
             advice = f"{advice}: choose \"Old prints\" in the Engine panel" if advice else None
         self.views.summary.show_model(summary.model_choice.removeprefix("model ") if summary.model_choice else advice)
         self.views.progress.setFormat("%v / %m · done" if not summary.cancelled else "%v / %m · cancelled")

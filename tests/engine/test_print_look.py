@@ -19,6 +19,7 @@ from engine.print_look import (
     OldPrintGate,
     default_gate,
     grain_sigma,
+    looks_due,
     measures,
     old_print_advice,
     tone_chroma,
@@ -84,12 +85,17 @@ def test_the_gate_that_comes_with_the_app_tells_toned_scans_from_clean_grey_copi
         assert gate.is_old_print(old_scan(photo, 1, tint=(0.85, 0.93, 1.0))), path.name  # cold-toned
 
 
+def test_the_first_photos_of_a_run_are_looked_at_then_one_in_eight():
+    due = [i for i in range(100) if looks_due(i)]
+    assert due[:24] == list(range(24)) and due[24:] == [24, 32, 40, 48, 56, 64, 72, 80, 88, 96]
+
+
 def test_advice_needs_most_of_a_batch_and_is_not_given_to_old_prints_itself():
     assert old_print_advice(2, 2, False) is None  # too few to say
     assert old_print_advice(4, 10, False) is None  # not most
     assert old_print_advice(5, 10, True) is None  # already the old-prints model
     line = old_print_advice(5, 10, False)
-    assert line is not None and "5 of 10" in line and '"old-prints"' in line
+    assert line is not None and "5 of 10 photos looked at" in line and '"old-prints"' in line
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +119,7 @@ def test_a_batch_marks_old_looking_inputs_and_counts_them(colorizer, tmp_path):
     assert summary.done == 7
     assert all(marked[n] for n in marked if n.startswith("old-"))
     assert not any(marked[n] for n in marked if not n.startswith("old-"))
-    assert summary.looks_old == 3
+    assert summary.looks_old == 3 and summary.looked == 7
 
 
 def test_colorize_with_the_shipped_model_suggests_old_prints_for_old_scans_and_not_for_clean_copies(tmp_path):
@@ -124,7 +130,7 @@ def test_colorize_with_the_shipped_model_suggests_old_prints_for_old_scans_and_n
         cv2.imwrite(str(tmp_path / "clean" / f"{path.stem}.png"), grey_copy(decode(path).pixels))
     p = cli("colorize", tmp_path / "old", "--output", tmp_path / "o1", "--size", "64", "--model", "shipped")
     assert p.returncode == 0, p.stderr
-    assert "4 of 4 photos look like scans of old prints" in p.stdout and "--model old-prints" in p.stdout
+    assert "4 of 4 photos looked at look like scans of old prints" in p.stdout and "--model old-prints" in p.stdout
     p = cli("colorize", tmp_path / "old", "--output", tmp_path / "o2", "--size", "64", "--model", "old-prints")
     assert p.returncode == 0 and "look like scans of old prints" not in p.stdout
     p = cli("colorize", tmp_path / "clean", "--output", tmp_path / "o3", "--size", "64", "--model", "shipped")
@@ -138,4 +144,4 @@ def test_a_run_that_chose_its_model_by_look_does_not_measure_each_photo_again(co
     jobs, _ = collect_inputs([src])
     results = []
     BatchPipeline(colorizer, ExportOptions(tmp_path / "out"), measure_look=False).run(jobs, on_result=results.append)
-    assert [r.looks_old for r in results] == [False]
+    assert [r.looks_old for r in results] == [None]  # not looked at

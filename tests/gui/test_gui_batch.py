@@ -277,7 +277,7 @@ def test_a_batch_of_old_prints_scans_suggests_the_old_prints_model_and_a_clean_o
     window.queue_presenter.add_paths(scans)
     _run(qtbot, window)
     advice = window.summary.fields["model"].text()
-    assert "3 of 3 photos look like scans of old prints" in advice and "Old prints" in advice
+    assert "3 of 3 photos looked at look like scans of old prints" in advice and "Old prints" in advice
     assert "look like scans of old prints" in window.status_label.text()
 
     window.queue_presenter.add_paths(grey_photos(3))

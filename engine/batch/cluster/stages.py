@@ -50,7 +50,7 @@ class Work:
     infer_ms: float = 0.0
     encode_ms: float = 0.0
     engine: str = ""
-    looks_old: bool = False  # read as an old print's scan by the decode stage (advice only)
+    looks_old: bool | None = None  # read as an old print's scan by the decode stage (advice only; None: not looked at)
     hints: tuple[Hint, ...] = ()  # the photo's colour hints travel with it, as relative points and colours
 
     def fail(self, message: str, status: Status = Status.FAILED) -> None:
