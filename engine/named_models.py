@@ -127,8 +127,8 @@ def _shadowed(path: Path) -> NamedModel:
     """A tuned model saved, before the app bundled a model of that name, under the name: listed, not usable, and
     saying how to get it back, so that it is neither lost nor silently swapped for the bundled one.
     """
-    return NamedModel(f"{path.stem} (yours)", path, problem=f"named like a model that comes with the app: rename "
-                      f"{path.name} (and its .json, .md) in {path.parent} to use it")
+    return NamedModel(f"{path.stem} (yours)", path, problem=f"named like a model or choice that comes with the app: "
+                      f"rename {path.name} (and its .json, .md) in {path.parent} to use it")
 
 
 def is_old_prints(weights: Path | None) -> bool:

@@ -70,11 +70,16 @@ def tone_chroma(image: np.ndarray) -> float:
 def measures(image: np.ndarray, L: np.ndarray | None = None) -> np.ndarray:
     """The measures named in ``NAMES`` of one input (H x W grey or H x W x 3), as the gate's features.
 
-    ``L``: the input's lightness, where the caller has it already; otherwise a large input is shrunk first (the
-    measures are taken at ``SCALE``; twice that keeps them as they are, and a 12 MP scan is read in a few ms).
+    ``L``: the input's lightness, where the caller has it already; otherwise a large input is first shrunk to
+    exactly twice the size the measures are taken at (an uneven first step would move the grain measure), so a
+    12 MP scan is read in a few ms.
     """
     if L is None:
-        image = _at_scale(image, 2 * SCALE)
+        h, w = image.shape[:2]
+        f = SCALE / max(h, w)
+        if f < 0.5:
+            size = (2 * max(1, round(w * f)), 2 * max(1, round(h * f)))
+            image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
         L = lightness(image)
     L = np.ascontiguousarray(_at_scale(L.astype(np.float32, copy=False), SCALE))
     lo, hi = np.percentile(L, (0.5, 99.5))

@@ -106,7 +106,11 @@ class BatchWorker(QObject):
             if settings.by_look:  # the queue's look, so that running a few of its photos again keeps its model
                 look = look_of_batch(req.look_paths or [p.path for p in req.photos],
                                      stop=lambda: self.control.cancelled)
+                if self.control.cancelled:  # during the look: no model to load, nothing chosen
+                    summary.cancelled = True
+                    return
                 settings = chosen(settings, look)
+                look = look if look.sampled else None  # nothing readable: the shipped model, and the advice stays
             colorizer = self._factory(settings)
             compare = (self._factory(replace(settings, engine="baseline", precision="fp32",
                                              device=colorizer.settings.device))  # the same device as the engine

@@ -179,6 +179,8 @@ class HintEditor(QObject):
         self.recolourer.follow(summary.chosen_weights)
         for k in [k for k in self._results if k[2].by_look]:
             del self._results[k]
+        if self.settings().by_look and self.hints():  # the photo on show, hinted: its colour from that model now
+            self.recolour()
 
     def _on_recoloured(self, key: int, hints: Hints, settings: ColorizeSettings, ab: np.ndarray) -> None:
         self._keep(key, hints, settings, ab)

@@ -10,6 +10,7 @@ from test_cli import cli
 
 from engine.batch.inputs import collect_inputs
 from engine.batch.pipeline import BatchPipeline
+from engine.color import lightness
 from engine.colorizer import Colorizer
 from engine.imageio import decode
 from engine.options import ColorizeSettings, ExportOptions
@@ -145,3 +146,12 @@ def test_a_run_that_chose_its_model_by_look_does_not_measure_each_photo_again(co
     results = []
     BatchPipeline(colorizer, ExportOptions(tmp_path / "out"), measure_look=False).run(jobs, on_result=results.append)
     assert [r.looks_old for r in results] == [None]  # not looked at
+
+
+def test_a_large_scan_measured_from_a_shrunk_copy_reads_as_at_full_size():
+    rng = np.random.default_rng(4)
+    photo = decode(SAMPLES[2]).pixels
+    scan = old_scan(cv2.resize(photo, (photo.shape[1] * 5, photo.shape[0] * 5), interpolation=cv2.INTER_CUBIC), 1)
+    scan = np.clip(scan + rng.normal(0, 6, scan.shape), 0, 255).astype(np.uint8)  # grain at the scan's own scale
+    shrunk, full = measures(scan), measures(scan, lightness(scan))
+    assert np.abs(shrunk - full).max() < 0.02

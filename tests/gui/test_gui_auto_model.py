@@ -96,3 +96,39 @@ def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtb
     recolourer.follow(BUNDLED[OLD_PRINTS])  # a batch chose old-prints for the queue: previews follow it
     recolourer._serve("colour", 1, (clean_L, (), auto))
     assert used[-1] == BUNDLED[OLD_PRINTS]
+
+
+def _worker_run(tmp_path, paths, cancel=False):
+    from engine.options import ExportOptions
+    from gui.bridge.worker import BatchWorker
+    from gui.model.request import BatchRequest, QueuedPhoto
+
+    built: list[ColorizeSettings] = []
+
+    def factory(settings):
+        built.append(settings)
+        return Colorizer.create(settings, model=random_model())
+
+    request = BatchRequest(tuple(QueuedPhoto(i, p, p.parent) for i, p in enumerate(paths)),
+                           ColorizeSettings(size=64, by_look=True), ExportOptions(tmp_path / "out"))
+    worker = BatchWorker(request, factory)
+    summaries = []
+    worker.finished.connect(summaries.append, Qt.ConnectionType.DirectConnection)
+    if cancel:
+        worker.cancel()
+    worker.run()
+    return summaries[0], built
+
+
+def test_a_cancel_during_the_look_loads_no_model_and_chooses_nothing(tmp_path):
+    summary, built = _worker_run(tmp_path, _photos(tmp_path / "old", old_scan), cancel=True)
+    assert summary.cancelled and built == [] and summary.model_choice == ""
+
+
+def test_with_no_photo_readable_the_shipped_model_runs_and_nothing_is_said_to_be_chosen(tmp_path):
+    (tmp_path / "in").mkdir()
+    broken = tmp_path / "in" / "broken.jpg"
+    broken.write_bytes(b"not a photo")
+    summary, built = _worker_run(tmp_path, [broken])
+    assert built[0].weights is None and not built[0].by_look
+    assert summary.failed == 1 and summary.model_choice == ""
