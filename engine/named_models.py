@@ -147,7 +147,7 @@ def model_path(name: str | None) -> Path:
         return _usable(bundled, BUNDLED[bundled])
     path = models_dir() / f"{name.strip()}.pt"
     if not path.is_file():
-        known = ", ".join(m.name for m in list_models())
+        known = ", ".join([AUTO] + [m.name for m in list_models()])
         raise ModelNameError(f"no model named {name!r} (models: {known})")
     return _usable(name, path)
 

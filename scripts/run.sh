@@ -14,7 +14,7 @@ fi
 # Before the window opens, name the system libraries Qt's X11 plugin lacks (with the apt-get line),
 # rather than let Qt abort with a generic message. The command line needs no Qt; a chosen platform skips it.
 case "${1:-}" in
-    colorize | bench | train | readout | evaluate | -h | --help) ;;
+    colorize | bench | train | readout | evaluate | tune | models | -h | --help) ;;
     *)
         if [ -z "${QT_QPA_PLATFORM:-}" ]; then
             if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then

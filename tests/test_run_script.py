@@ -122,6 +122,15 @@ def test_run_sh_skips_the_check_for_the_command_line(fake_checkout):
     assert "main.py colorize in -o out" in calls(fake_checkout)
 
 
+@pytest.mark.parametrize("command", ["models", "tune"])
+def test_run_sh_runs_the_window_free_commands_without_a_display(fake_checkout, command):
+    env = env_with(fake_checkout.parent / "bin")
+    del env["DISPLAY"]
+    done = run([str(fake_checkout / "scripts" / "run.sh"), command], env)
+    assert done.returncode == 0, done.stderr
+    assert f"main.py {command}" in calls(fake_checkout)
+
+
 def test_run_sh_without_a_display_says_so_instead_of_letting_qt_abort(fake_checkout):
     env = env_with(fake_checkout.parent / "bin")
     del env["DISPLAY"]

@@ -41,8 +41,8 @@ class BatchLook:
         """The choice and its reason, for the terminal and the window's summary."""
         if not self.sampled:
             return f"model {self.model}: no photo could be read before the run to choose by look"
-        return (f"model {self.model}, chosen by the photos' look: {self.looks_old} of {self.sampled} looked at read "
-                "as old prints' scans")
+        return (f"model {self.model}, chosen by the photos' look: {self.looks_old} of the {self.sampled} looked at "
+                "seem to be scans of old prints")
 
 
 def evenly(items: Sequence[Path], n: int) -> list[Path]:

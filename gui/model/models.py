@@ -12,6 +12,7 @@ from pathlib import Path
 SHIPPED = "shipped"  # engine.named_models.SHIPPED: the model that comes with the app, the fallback
 OLD_PRINTS = "old-prints"  # engine.named_models.OLD_PRINTS: comes with the app too, for old prints' scans
 AUTO = "auto"  # engine.named_models.AUTO: one of those two per batch, by how its photos look; the default
+MODEL_LABELS = {SHIPPED: "Shipped", OLD_PRINTS: "Old prints"}  # the bundled models as the window names them
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QMessageBox, QProgressBar, QWidget
 from engine.options import BatchSummary, PhotoResult, Status
 from engine.print_look import old_print_advice
 from gui.model.hint_store import HintStore
-from gui.model.models import OLD_PRINTS
+from gui.model.models import MODEL_LABELS, OLD_PRINTS
 from gui.model.queue_model import QueueModel
 from gui.model.request import BatchRequest
 from gui.model.run_keys import changed_text, nothing_to_run_text, out_of_date, run_key
@@ -175,10 +175,14 @@ class BatchPresenter(QObject):
         self._check_pause(False)
         self.views.summary.show_summary(summary)
         advice = None
-        if req is not None and not summary.model_choice:
+        if summary.model_choice:  # auto: "model old-prints, chosen by ..." -> "Old prints, chosen by ..."
+            name, _, why = summary.model_choice.removeprefix("model ").partition(",")
+            self.views.summary.show_model(f"{MODEL_LABELS.get(name, name)},{why}")
+        elif req is not None:
             advice = old_print_advice(summary.looks_old, summary.looked, req.model_name == OLD_PRINTS, OLD_PRINTS)
-            advice = f"{advice}: choose \"Old prints\" in the Engine panel" if advice else None
-        self.views.summary.show_model(summary.model_choice.removeprefix("model ") if summary.model_choice else advice)
+            model = f"{MODEL_LABELS.get(req.model_name, req.model_name)} (chosen in the Engine panel)"
+            self.views.summary.show_model(f"{model}. {advice}: choose \"Old prints\" in the Engine panel" if advice
+                                          else model)
         self.views.progress.setFormat("%v / %m · done" if not summary.cancelled else "%v / %m · cancelled")
         self.update_compare_columns()
         if self._failed:
@@ -188,7 +192,7 @@ class BatchPresenter(QObject):
             text += f" ({summary.stopped_reason})"
         if summary.done:
             text += f" → {self.views.export_panel.choice().output_dir}"
-        self.say(f"{text}. {advice}" if advice else text)
+        self.say(f"{text}. Most look like old prints: try \"Old prints\" (Engine panel)" if advice else text)
 
     @Slot(bool)
     def _on_paused(self, paused: bool) -> None:

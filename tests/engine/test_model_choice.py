@@ -64,11 +64,11 @@ def test_colorize_auto_says_which_model_it_chose_for_the_photos(tmp_path):
     old = _folder(tmp_path, 3, 0, "old")
     p = cli("colorize", old, "--output", tmp_path / "o1", "--size", "64")  # auto: the default
     assert p.returncode == 0, p.stderr
-    assert "model old-prints, chosen by the photos' look: 3 of 3" in p.stdout
+    assert "model old-prints, chosen by the photos' look: 3 of the 3" in p.stdout
     assert "look like scans of old prints" not in p.stdout  # chosen already: no advice
     clean = _folder(tmp_path, 0, 3, "clean")
     p = cli("colorize", clean, "--output", tmp_path / "o2", "--size", "64", "--model", "auto")
-    assert p.returncode == 0 and "model shipped, chosen by the photos' look: 0 of 3" in p.stdout
+    assert p.returncode == 0 and "model shipped, chosen by the photos' look: 0 of the 3" in p.stdout
     p = cli("colorize", clean, "--output", tmp_path / "o3", "--model", "auto", "--weights", BUNDLED[SHIPPED])
     assert p.returncode == 2 and "give one of them" in p.stderr
 

@@ -21,6 +21,7 @@ from engine.print_look import (
     default_gate,
     grain_sigma,
     looks_due,
+    looks_like_old_print,
     measures,
     old_print_advice,
     tone_chroma,
@@ -155,3 +156,9 @@ def test_a_large_scan_measured_from_a_shrunk_copy_reads_as_at_full_size():
     scan = np.clip(scan + rng.normal(0, 6, scan.shape), 0, 255).astype(np.uint8)  # grain at the scan's own scale
     shrunk, full = measures(scan), measures(scan, lightness(scan))
     assert np.abs(shrunk - full).max() < 0.02
+
+
+def test_a_tiny_image_is_never_read_as_an_old_print():
+    flat = np.full((8, 8, 3), 128, np.uint8)
+    assert not looks_like_old_print(flat)
+    assert not looks_like_old_print(old_scan(decode(SAMPLES[0]).pixels, 0)[:40, :40])

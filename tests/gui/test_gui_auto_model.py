@@ -49,7 +49,7 @@ def test_a_queue_of_old_scans_goes_to_old_prints_and_running_part_of_it_again_ke
         assert window.batch.start_batch()
     assert window.controller.request.model.by_look  # chosen on the worker, from the photos themselves
     model = window.summary.fields["model"].text()
-    assert model.startswith("old-prints, chosen by the photos' look: 3 of 3"), model
+    assert model.startswith("Old prints, chosen by the photos' look: 3 of the 3"), model
 
     assert window.hint_editor.recolourer._auto == (BUNDLED[OLD_PRINTS],)  # previews follow the batch's choice
 
@@ -57,7 +57,7 @@ def test_a_queue_of_old_scans_goes_to_old_prints_and_running_part_of_it_again_ke
     clean = {r.key for r in window.queue.rows() if r.path.parent.name == "clean"}
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
         assert window.batch.start_batch(only=clean)  # judged by the whole queue: 3 old of 6, its majority (half)
-    assert window.summary.fields["model"].text().startswith("old-prints, chosen by the photos' look: 3 of 6")
+    assert window.summary.fields["model"].text().startswith("Old prints, chosen by the photos' look: 3 of the 6")
 
 
 def test_a_clean_queue_goes_to_the_shipped_model(qtbot, make_window, backend, tmp_path):
@@ -65,7 +65,7 @@ def test_a_clean_queue_goes_to_the_shipped_model(qtbot, make_window, backend, tm
     window.queue_presenter.add_paths(_photos(tmp_path / "clean", lambda photo, _: grey_copy(photo)))
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
         assert window.batch.start_batch()
-    assert window.summary.fields["model"].text().startswith("shipped, chosen by the photos' look: 0 of 3")
+    assert window.summary.fields["model"].text().startswith("Shipped, chosen by the photos' look: 0 of the 3")
 
 
 def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtbot):

@@ -277,10 +277,11 @@ def test_a_batch_of_old_prints_scans_suggests_the_old_prints_model_and_a_clean_o
     window.queue_presenter.add_paths(scans)
     _run(qtbot, window)
     advice = window.summary.fields["model"].text()
-    assert "3 of 3 photos looked at look like scans of old prints" in advice and "Old prints" in advice
-    assert "look like scans of old prints" in window.status_label.text()
+    assert advice.startswith("Shipped (chosen in the Engine panel). 3 of 3 photos looked at look like scans of old")
+    assert 'choose "Old prints" in the Engine panel' in advice
+    assert 'Most look like old prints: try "Old prints"' in window.status_label.text()
 
     window.queue_presenter.add_paths(grey_photos(3))
     window.batch.start_batch(only={r.key for r in window.queue.rows() if r.path.parent.name == "in"})
     qtbot.waitUntil(lambda: not window.controller.running, timeout=TIMEOUT_MS)
-    assert window.summary.fields["model"].text() == "–"
+    assert window.summary.fields["model"].text() == "Shipped (chosen in the Engine panel)"  # no advice
