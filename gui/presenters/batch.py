@@ -181,8 +181,9 @@ class BatchPresenter(QObject):
         elif req is not None:
             advice = old_print_advice(summary.looks_old, summary.looked, req.model_name == OLD_PRINTS, OLD_PRINTS)
             model = f"{MODEL_LABELS.get(req.model_name, req.model_name)} (chosen in the Engine panel)"
-            self.views.summary.show_model(f"{model}. {advice}: choose \"Old prints\" in the Engine panel" if advice
-                                          else model)
+            self.views.summary.show_model(
+                f"{model}. {summary.looks_old} of {summary.looked} photos looked at seem to be scans of old prints: "
+                "\"Old prints\" may colour them better" if advice else model)
         self.views.progress.setFormat("%v / %m · done" if not summary.cancelled else "%v / %m · cancelled")
         self.update_compare_columns()
         if self._failed:

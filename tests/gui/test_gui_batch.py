@@ -277,8 +277,8 @@ def test_a_batch_of_old_prints_scans_suggests_the_old_prints_model_and_a_clean_o
     window.queue_presenter.add_paths(scans)
     _run(qtbot, window)
     advice = window.summary.fields["model"].text()
-    assert advice.startswith("Shipped (chosen in the Engine panel). 3 of 3 photos looked at look like scans of old")
-    assert 'choose "Old prints" in the Engine panel' in advice
+    assert advice == ('Shipped (chosen in the Engine panel). 3 of 3 photos looked at seem to be scans of old prints: '
+                      '"Old prints" may colour them better')
     assert 'Most look like old prints: try "Old prints"' in window.status_label.text()
 
     window.queue_presenter.add_paths(grey_photos(3))
