@@ -63,6 +63,13 @@ def build_window(args: argparse.Namespace, backend: Backend, settings: QSettings
     return window
 
 
+def starts(args: argparse.Namespace, window: MainWindow) -> bool:
+    """Whether ``--start`` starts the batch: not when every PATH given failed to queue, so the status line keeps
+    saying why (a missing folder) rather than "Nothing to colorize".
+    """
+    return bool(args.start) and (bool(window.queue.rows()) or not args.paths)
+
+
 def make_backend() -> Backend:
     from gui.bridge.worker import Backend as EngineBackend
 
@@ -103,7 +110,7 @@ def run_app(argv: list[str]) -> int:
 
         taker = ScreenshotTaker(window, Path(shots), size=parse_size(os.environ.get("COLORIZER_SCREENSHOT_SIZE")))
     window.show()
-    if args.start:
+    if starts(args, window):
         QTimer.singleShot(0, window.batch.start_batch)
     status = app.exec()
     del taker

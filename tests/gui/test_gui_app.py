@@ -11,7 +11,7 @@ from pathlib import Path
 from helpers import ROOT
 from PySide6.QtCore import QSettings
 
-from gui.app import build_window, parse_args
+from gui.app import build_window, parse_args, starts
 
 
 def test_command_line_paths_and_options_are_parsed():
@@ -48,6 +48,16 @@ def test_command_line_queues_the_paths_sets_the_export_folder_and_runs(qtbot, ba
     assert blocker.args[0].done == 3
     assert sorted(p.name for p in (tmp_path / "cli-out").iterdir()) == ["album"]  # the folder keeps its name
     assert sorted(p.name for p in (tmp_path / "cli-out" / "album").iterdir()) == [p.name for p in photos]
+    window.close()
+
+
+def test_start_with_only_a_missing_folder_keeps_saying_why_instead_of_starting(qtbot, backend, tmp_path):
+    args = parse_args([str(tmp_path / "no-such-folder"), "--start"])
+    window = build_window(args, backend, QSettings())
+    qtbot.addWidget(window)
+    assert not starts(args, window)
+    assert "no-such-folder" in window.status_label.text()
+    assert starts(parse_args(["--start"]), window)  # nothing given: Start says there is nothing to colorize
     window.close()
 
 
