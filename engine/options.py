@@ -216,7 +216,8 @@ class BatchSummary:
     compared_infer_s: float = 0.0  # the engine's own model time on the batches the comparison also ran
     max_abs_diff: float | None = None  # largest |ab| difference between the two engines over the batch
     p999_abs_diff: float | None = None  # its 99.9th percentile over every ab value compared
-    model_choice: str = ""  # "auto": the model chosen by the photos' look, and why (``BatchLook.line``)
+    chosen_model: str = ""  # "auto": the model the photos' look chose (a bundled model's name) ...
+    model_choice: str = ""  # ... why (``BatchLook.why``) ...
     chosen_weights: Path | None = None  # ... and its weights (None: the shipped model)
     results: list[PhotoResult] = field(default_factory=list)
 

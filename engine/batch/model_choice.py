@@ -37,12 +37,15 @@ class BatchLook:
         """``ColorizeSettings.weights`` for the model: None for the shipped one (the engine's default)."""
         return BUNDLED[OLD_PRINTS] if self.model == OLD_PRINTS else None
 
-    def line(self) -> str:
-        """The choice and its reason, for the terminal and the window's summary."""
+    def why(self) -> str:
+        """Why this model, for the terminal and the window's summary."""
         if not self.sampled:
-            return f"model {self.model}: no photo could be read before the run to choose by look"
-        return (f"model {self.model}, chosen by the photos' look: {self.looks_old} of the {self.sampled} looked at "
-                "seem to be scans of old prints")
+            return "no photo could be read before the run to choose by look"
+        return (f"chosen by the photos' look: {self.looks_old} of the {self.sampled} looked at seem to be scans of "
+                "old prints")
+
+    def line(self) -> str:
+        return f"model {self.model}{':' if not self.sampled else ','} {self.why()}"
 
 
 def evenly(items: Sequence[Path], n: int) -> list[Path]:

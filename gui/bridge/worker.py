@@ -134,7 +134,8 @@ class BatchWorker(QObject):
             summary = pipeline.run(jobs, on_result=self.image_done.emit, control=self.control,
                                    on_started=lambda job: self.image_started.emit(job.index))
             if look is not None:
-                summary.model_choice, summary.chosen_weights = look.line(), look.weights
+                summary.chosen_model, summary.model_choice = look.model, look.why()
+                summary.chosen_weights = look.weights
         except Exception as err:  # noqa: BLE001 - anything escaping here would leave the UI waiting forever
             log.exception("the batch could not run")
             message = str(err) or type(err).__name__

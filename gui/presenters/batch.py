@@ -175,9 +175,9 @@ class BatchPresenter(QObject):
         self._check_pause(False)
         self.views.summary.show_summary(summary)
         advice = None
-        if summary.model_choice:  # auto: "model old-prints, chosen by ..." -> "Old prints, chosen by ..."
-            name, _, why = summary.model_choice.removeprefix("model ").partition(",")
-            self.views.summary.show_model(f"{MODEL_LABELS.get(name, name)},{why}")
+        if summary.chosen_model:  # auto: "Old prints, chosen by the photos' look: ..."
+            label = MODEL_LABELS.get(summary.chosen_model, summary.chosen_model)
+            self.views.summary.show_model(f"{label}, {summary.model_choice}")
         elif req is not None:
             advice = old_print_advice(summary.looks_old, summary.looked, req.model_name == OLD_PRINTS, OLD_PRINTS)
             model = f"{MODEL_LABELS.get(req.model_name, req.model_name)} (chosen in the Engine panel)"

@@ -174,7 +174,7 @@ class HintEditor(QObject):
         """After a batch that chose its model by look: previews with "auto" use that model from now on, and what
         was coloured with "auto" before may have come from the other one, so it is not shown again.
         """
-        if not summary.model_choice or self.recolourer is None:
+        if not summary.chosen_model or self.recolourer is None:
             return
         self.recolourer.follow(summary.chosen_weights)
         for k in [k for k in self._results if k[2].by_look]:

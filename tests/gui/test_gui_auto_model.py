@@ -122,7 +122,7 @@ def _worker_run(tmp_path, paths, cancel=False):
 
 def test_a_cancel_during_the_look_loads_no_model_and_chooses_nothing(tmp_path):
     summary, built = _worker_run(tmp_path, _photos(tmp_path / "old", old_scan), cancel=True)
-    assert summary.cancelled and built == [] and summary.model_choice == ""
+    assert summary.cancelled and built == [] and summary.chosen_model == ""
 
 
 def test_with_no_photo_readable_the_shipped_model_runs_and_nothing_is_said_to_be_chosen(tmp_path):
@@ -131,4 +131,4 @@ def test_with_no_photo_readable_the_shipped_model_runs_and_nothing_is_said_to_be
     broken.write_bytes(b"not a photo")
     summary, built = _worker_run(tmp_path, [broken])
     assert built[0].weights is None and not built[0].by_look
-    assert summary.failed == 1 and summary.model_choice == ""
+    assert summary.failed == 1 and summary.chosen_model == ""
