@@ -142,7 +142,8 @@ def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: Exp
 
     try:
         run = run_on_ray(inputs, settings, export, address, report, on_plan=on_plan,
-                         hints=(lambda jobs: _matched_hints(hints_file, jobs)) if hints_file is not None else None)
+                         hints=(lambda jobs: _matched_hints(hints_file, jobs)) if hints_file is not None else None,
+                         measure_look=not report.chosen)
     except ConnectionError as err:
         print(f"error: cannot reach the Ray cluster at {address}: {short_reason(err)}", file=sys.stderr)
         return 1

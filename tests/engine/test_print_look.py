@@ -162,3 +162,14 @@ def test_a_tiny_image_is_never_read_as_an_old_print():
     flat = np.full((8, 8, 3), 128, np.uint8)
     assert not looks_like_old_print(flat)
     assert not looks_like_old_print(old_scan(decode(SAMPLES[0]).pixels, 0)[:40, :40])
+
+
+def test_the_cluster_decode_stage_looks_only_when_asked(tmp_path):
+    from engine.batch.cluster.stages import StageContext, Work, _decode_work
+
+    path = tmp_path / "old.jpg"
+    cv2.imwrite(str(path), old_scan(decode(SAMPLES[0]).pixels, 3)[..., ::-1])
+    for measure, expected in ((True, True), (False, None)):
+        work = Work(0, str(path), -1, str(tmp_path / "out.jpg"))
+        _decode_work(work, StageContext(64, ExportOptions(tmp_path / "out"), (), -1, measure_look=measure))
+        assert work.looks_old is expected

@@ -54,6 +54,7 @@ class Rounds:
     on_result: Callable[[PhotoResult], None] | None = None
     hook: Callable[[str], None] | None = None
     max_actors: int | None = None
+    measure_look: bool = True  # photos read for the old-prints advice (off when auto chose the model already)
     finished: dict[int, PhotoResult] = field(default_factory=dict)
     count: int = 0  # rounds run
     actors: int = 0  # the largest pool a round had
@@ -127,7 +128,7 @@ class Rounds:
         import ray.data
 
         plan, settings = self.plan, self.settings
-        context = StageContext(settings.size, self.export, tuple(plan.filesystems), plan.out_fs)
+        context = StageContext(settings.size, self.export, tuple(plan.filesystems), plan.out_fs, self.measure_look)
         works = [Work(i, str(plan.jobs[i].path), plan.src_fs[i], plan.outputs[i], hints=plan.hints.get(i, ()))
                  for i in pending]
         blobs = [{"index": w.index, "work": pickle.dumps(w, protocol=5)} for w in works]

@@ -33,12 +33,13 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
                on_result: Callable[[PhotoResult], None] | None = None, *, max_actors: int | None = None,
                hook: Callable[[str], None] | None = None, max_rounds: int = MAX_ROUNDS,
                on_plan: Callable[[int, list[str]], None] | None = None,
-               hints: Callable[[list[Job]], Mapping[int, Sequence[Hint]]] | None = None) -> ClusterRun:
+               hints: Callable[[list[Job]], Mapping[int, Sequence[Hint]]] | None = None,
+               measure_look: bool = True) -> ClusterRun:
     """Colorize ``inputs`` on Ray; ``on_result`` gets each photo as it finishes (in no set order).
 
     ``on_plan(total, problems)`` is called once the inputs are found, before any photo is reported.
     ``hints(jobs)``: the colour hints of the photos found, by job index (a hints file matched to them);
-    each photo's hints travel with it to the actor that colorizes it.
+    each photo's hints travel with it to the actor that colorizes it. ``measure_look``: as ``BatchPipeline``'s.
     Raises ValueError for settings the cluster cannot run (CUDA asked of a cluster without GPUs),
     ConnectionError where the cluster cannot be reached. Prints nothing: the caller reports.
     """
@@ -52,7 +53,7 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
     start = time.perf_counter()
     plan = _plan(inputs, export, on_plan, hints)
     summary = BatchSummary(total=len(plan.jobs))
-    rounds = Rounds(plan, settings, export, summary, on_result, hook, max_actors)
+    rounds = Rounds(plan, settings, export, summary, on_result, hook, max_actors, measure_look=measure_look)
     rounds.report_planned()
     rounds.run_all(max_rounds)
     if plan.out_fs < 0:

@@ -65,6 +65,7 @@ class StageContext:
     export: ExportOptions
     filesystems: tuple[Any, ...]
     out_fs: int
+    measure_look: bool = True  # ``BatchPipeline``'s: photos read for the old-prints advice
 
 
 def _decode_work(w: Work, ctx: StageContext) -> None:
@@ -73,7 +74,7 @@ def _decode_work(w: Work, ctx: StageContext) -> None:
     job = Job(w.index, Path(w.src), Path(w.src).parent)
     skip_colour = ctx.export.colour_inputs == "skip"
     if w.src_fs < 0:
-        d = decode_photo(job, None, "", size=ctx.size, skip_colour=skip_colour)
+        d = decode_photo(job, None, "", size=ctx.size, skip_colour=skip_colour, measure_look=ctx.measure_look)
     else:
         with tempfile.TemporaryDirectory(prefix="colorizer-in-") as folder:
             try:
@@ -81,7 +82,8 @@ def _decode_work(w: Work, ctx: StageContext) -> None:
             except ImageError as err:
                 d = Decoded(job, None, error=str(err))
             else:
-                d = decode_photo(replace(job, path=local), None, "", size=ctx.size, skip_colour=skip_colour)
+                d = decode_photo(replace(job, path=local), None, "", size=ctx.size, skip_colour=skip_colour,
+                                 measure_look=ctx.measure_look)
     if d.image is not None:
         w.width, w.height = d.image.size
     if d.error is not None:
