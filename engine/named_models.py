@@ -76,6 +76,10 @@ def models_dir() -> Path:
     return platformdirs.user_data_path("Colorizer", "Colorizer") / "models"  # beside the log folder
 
 
+def _is_auto(name: str | None) -> bool:
+    return (name or "").strip().lower() == AUTO
+
+
 def _bundled_name(name: str | None) -> str | None:
     """The bundled model ``name`` stands for (any case, spaces around), or None."""
     key = (name or "").strip().lower()
@@ -85,7 +89,7 @@ def _bundled_name(name: str | None) -> str | None:
 def check_name(name: str) -> str:
     """A name that can be a file name on every system, and is not one of the bundled models'."""
     name = name.strip()
-    if name.lower() == AUTO:
+    if _is_auto(name):
         raise ModelNameError(f"'{AUTO}' names the choice between the models that come with the app: "
                              "choose another name")
     if _bundled_name(name):
@@ -119,7 +123,7 @@ def list_models() -> list[NamedModel]:
     folder = models_dir()
     tuned = sorted(folder.glob("*.pt"), key=lambda p: p.stem.lower()) if folder.is_dir() else []
     return ([_entry(name, path) for name, path in BUNDLED.items()]
-            + [_shadowed(p) if _bundled_name(p.stem) or p.stem.strip().lower() == AUTO else _entry(p.stem, p)
+            + [_shadowed(p) if _bundled_name(p.stem) or _is_auto(p.stem) else _entry(p.stem, p)
                for p in tuned])
 
 
@@ -139,7 +143,7 @@ def is_old_prints(weights: Path | None) -> bool:
 def model_path(name: str | None) -> Path:
     """The weights file of a named model (None or "shipped": the shipped one); one-line error otherwise."""
     bundled = _bundled_name(name)
-    if (name or "").strip().lower() == AUTO:
+    if _is_auto(name):
         raise ModelNameError(f"'{AUTO}' is chosen per batch of photos, not one weights file: name a model")
     if name is None or bundled == SHIPPED:
         return DEFAULT_WEIGHTS

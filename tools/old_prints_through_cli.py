@@ -29,6 +29,7 @@ from engine.color import colourfulness, grey_rgb, join_lab, lightness, psnr, rgb
 from engine.imageio import decode  # noqa: E402
 from engine.intervals import bootstrap_interval  # noqa: E402
 from engine.training.evaluate import degraded_copies, load_folder  # noqa: E402
+from engine.training.print_gate import grey_copy  # noqa: E402
 
 
 def third_scan(rgb: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -61,7 +62,7 @@ def third_scan(rgb: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def scans(photos: list[tuple[str, np.ndarray]], kind: str) -> list[np.ndarray]:
     if kind == "clean":
-        return [to_uint8(grey_rgb(lightness(rgb))) for _, rgb in photos]
+        return [grey_copy(rgb) for _, rgb in photos]
     if kind == "degrade":
         return [scan for scan, _ in degraded_copies(photos, 0)]
     return [third_scan(rgb, np.random.default_rng([3, zlib.crc32(n.encode())])) for n, rgb in photos]

@@ -34,15 +34,13 @@ def colorize_command(args: argparse.Namespace) -> int:
     from ..weights import WeightsError
 
     weights = args.weights
-    auto = (args.model or "").strip().lower() == AUTO
-    if auto and weights is not None:
+    if args.model is not None and weights is not None:
         raise UsageError("--model and --weights: give one of them")
-    auto = auto or (args.model is None and weights is None)  # the default: chosen by the photos' look
-    if args.model is not None and not auto:
+    # the default, and "--model auto": the model chosen by the photos' look
+    auto = (args.model or AUTO).strip().lower() == AUTO and weights is None
+    if not auto and args.model is not None:
         from ..named_models import ModelNameError, model_path
 
-        if weights is not None:
-            raise UsageError("--model and --weights: give one of them")
         try:
             weights = model_path(args.model)
         except ModelNameError as err:
@@ -101,7 +99,7 @@ def colorize_command(args: argparse.Namespace) -> int:
     if summary.stopped_reason:
         print(f"error: {one_line(summary.stopped_reason, 300)}", file=sys.stderr)
     print(f"{summary.line()} [{colorizer.description}]")
-    if advice := report.advice(settings.weights):
+    if advice := report.advice(summary, settings.weights):
         print(f"note: {advice}")
     return 1 if report.failed or problems or summary.stopped_reason else 0
 
@@ -154,7 +152,7 @@ def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: Exp
     if not run.summary.total:
         return 1
     print(run.line())
-    if advice := report.advice(settings.weights):
+    if advice := report.advice(run.summary, settings.weights):
         print(f"note: {advice}")
     return 1 if run.summary.failed or run.problems else 0
 

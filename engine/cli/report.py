@@ -12,7 +12,7 @@ from ..options import Status
 from ..progress import ProgressBar
 
 if TYPE_CHECKING:
-    from ..options import PhotoResult
+    from ..options import BatchSummary, PhotoResult
 
 log = logging.getLogger(__package__)  # records under the command line's one name, engine.cli
 
@@ -27,8 +27,6 @@ class PhotoReport:
         self.failed = 0
         self.skipped = 0
         self.done = 0
-        self.looks_old = 0  # done photos whose input reads as an old print's scan
-        self.looked = 0  # done photos looked at for that
         self.chosen = False  # the model was chosen by the photos' look (--model auto): no advice
 
     def start(self, total: int) -> None:
@@ -39,8 +37,6 @@ class PhotoReport:
                   printable(r.output) if r.output else "-", r.decode_ms, r.infer_ms, r.encode_ms, r.width, r.height)
         self.skipped += r.status == Status.SKIPPED
         self.done += r.status == Status.DONE
-        self.looks_old += r.status == Status.DONE and bool(r.looks_old)
-        self.looked += r.status == Status.DONE and r.looks_old is not None
         if self.bar is not None:
             self.bar.update(self.bar.count + 1, one_line(r.source.name, 40), skipped=self.skipped)
         if r.status == Status.FAILED:
@@ -55,14 +51,14 @@ class PhotoReport:
         if self.bar is not None:
             self.bar.close()
 
-    def advice(self, weights: Path | None) -> str | None:
+    def advice(self, summary: BatchSummary, weights: Path | None) -> str | None:
         """After a run: the old-prints model suggested where most photos looked like old prints' scans."""
         from ..named_models import OLD_PRINTS, is_old_prints
         from ..print_look import old_print_advice
 
         if self.chosen:
             return None
-        line = old_print_advice(self.looks_old, self.looked, is_old_prints(weights), OLD_PRINTS)
+        line = old_print_advice(summary.looks_old, summary.looked, is_old_prints(weights), OLD_PRINTS)
         return f"{line} (colorize --model {OLD_PRINTS})" if line else None
 
     def cancelled_text(self, total: int, output_dir: Path) -> str:

@@ -7,14 +7,13 @@ modern photos keep the shipped model's colour. Held-out photos play no part.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 
 import numpy as np
 
 from ..color import grey_rgb, lightness, to_uint8
 from ..print_look import OldPrintGate, measures
-from .degrade import degrade
+from .evaluate import degraded_copies
 
 GATE_SEED = 7  # the scans it is fitted on: any seed but evaluate --degrade's 0
 
@@ -42,15 +41,12 @@ def grey_copy(rgb: np.ndarray) -> np.ndarray:
     return to_uint8(grey_rgb(lightness(rgb)))
 
 
-def examples(photos: Sequence[tuple[str, np.ndarray]], seed: int = GATE_SEED) -> tuple[np.ndarray, np.ndarray]:
+def examples(photos: list[tuple[str, np.ndarray]], seed: int = GATE_SEED) -> tuple[np.ndarray, np.ndarray]:
     """Each photo twice: its clean grey copy (label 0) and its seeded old-print scan (label 1)."""
     feats, labels = [], []
-    for name, rgb in photos:
-        feats.append(measures(grey_copy(rgb)))
-        labels.append(0.0)
-        scan, _ = degrade(rgb, np.random.default_rng([seed, zlib.crc32(name.encode())]))
-        feats.append(measures(scan))
-        labels.append(1.0)
+    for (_, rgb), (scan, _) in zip(photos, degraded_copies(photos, seed), strict=True):
+        feats += [measures(grey_copy(rgb)), measures(scan)]
+        labels += [0.0, 1.0]
     return np.array(feats), np.array(labels)
 
 

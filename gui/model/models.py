@@ -12,7 +12,11 @@ from pathlib import Path
 SHIPPED = "shipped"  # engine.named_models.SHIPPED: the model that comes with the app, the fallback
 OLD_PRINTS = "old-prints"  # engine.named_models.OLD_PRINTS: comes with the app too, for old prints' scans
 AUTO = "auto"  # engine.named_models.AUTO: one of those two per batch, by how its photos look; the default
-MODEL_LABELS = {SHIPPED: "Shipped", OLD_PRINTS: "Old prints"}  # the bundled models as the window names them
+
+
+def display_name(name: str) -> str:
+    """A model as the window names it: "Old prints" for the bundled "old-prints", a tuned one by its own name."""
+    return name.replace("-", " ").capitalize() if name in (SHIPPED, OLD_PRINTS) else name
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,7 @@ class ModelInfo:
         """What the Engine panel's list shows: "Old prints (comes with the app)" for "old-prints"."""
         if self.auto:
             return "Auto: by the photos' look"
-        return f"{self.name.replace('-', ' ').capitalize()} (comes with the app)" if self.bundled else self.name
+        return f"{display_name(self.name)} (comes with the app)" if self.bundled else self.name
 
     @property
     def card_file(self) -> Path:

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QMessageBox, QProgressBar, QWidget
 from engine.options import BatchSummary, PhotoResult, Status
 from engine.print_look import old_print_advice
 from gui.model.hint_store import HintStore
-from gui.model.models import MODEL_LABELS, OLD_PRINTS
+from gui.model.models import OLD_PRINTS, display_name
 from gui.model.queue_model import QueueModel
 from gui.model.request import BatchRequest
 from gui.model.run_keys import changed_text, nothing_to_run_text, out_of_date, run_key
@@ -176,11 +176,10 @@ class BatchPresenter(QObject):
         self.views.summary.show_summary(summary)
         advice = None
         if summary.chosen_model:  # auto: "Old prints, chosen by the photos' look: ..."
-            label = MODEL_LABELS.get(summary.chosen_model, summary.chosen_model)
-            self.views.summary.show_model(f"{label}, {summary.model_choice}")
+            self.views.summary.show_model(f"{display_name(summary.chosen_model)}, {summary.model_choice}")
         elif req is not None:
             advice = old_print_advice(summary.looks_old, summary.looked, req.model_name == OLD_PRINTS, OLD_PRINTS)
-            model = f"{MODEL_LABELS.get(req.model_name, req.model_name)} (chosen in the Engine panel)"
+            model = f"{display_name(req.model_name)} (chosen in the Engine panel)"
             self.views.summary.show_model(
                 f"{model}. {summary.looks_old} of {summary.looked} photos looked at seem to be scans of old prints: "
                 "\"Old prints\" may colour them better" if advice else model)
