@@ -219,6 +219,7 @@ class BatchSummary:
     chosen_model: str = ""  # "auto": the model the photos' look chose (a bundled model's name) ...
     model_choice: str = ""  # ... why (``BatchLook.why``) ...
     chosen_weights: Path | None = None  # ... and its weights (None: the shipped model)
+    renamed: int = 0  # photos done whose output went under a "(n)" name, their own being taken
     results: list[PhotoResult] = field(default_factory=list)
 
     @property
@@ -267,9 +268,16 @@ class BatchSummary:
         """Photos done that were looked at for that (``engine.print_look.looks_due``)."""
         return sum(r.looks_old is not None for r in self.results if r.status == Status.DONE)
 
+    def count_renamed(self, planned: set[int]) -> None:
+        """``renamed`` from the job indices the output planner gave a new name (some may have failed since)."""
+        self.renamed = sum(r.status == Status.DONE and r.index in planned for r in self.results)
+
     def outcome_text(self) -> str:
-        """", 2 failed, 1 skipped, cancelled": what went other than done (empty when all went well)."""
-        text = f", {self.failed} failed" if self.failed else ""
+        """", 2 failed, 1 skipped, cancelled": what went other than done (empty when all went well); outputs
+        written under a new name are said too, since the person may look for them under their own.
+        """
+        text = f", {self.renamed} under a new name" if self.renamed else ""
+        text += f", {self.failed} failed" if self.failed else ""
         text += f", {self.skipped} skipped" if self.skipped else ""
         return text + (", cancelled" if self.cancelled else "")
 

@@ -257,7 +257,8 @@ class BatchPipeline:
 
         batch_size = self.colorizer.settings.batch_size
         budget = self.max_buffered_pixels
-        start_decode = partial(self._start_decode, OutputPlanner(self.export, jobs))
+        planner = OutputPlanner(self.export, jobs)
+        start_decode = partial(self._start_decode, planner)
         rest: list[Job] = []
         with DecodeAhead(jobs, start_decode, workers=self.decode_workers, lookahead=max(2 * batch_size, 4),
                          max_pixels=budget) as ahead, \
@@ -288,6 +289,7 @@ class BatchPipeline:
                 tally.emit(PhotoResult(job.index, job.path, Status.CANCELLED,
                                        summary.stopped_reason or "cancelled before it started"))
         summary.cancelled = control.cancelled
+        summary.count_renamed(planner.renamed)
         summary.p999_abs_diff = diffs.percentile(99.9)
         summary.wall_s = time.perf_counter() - start
         log.info("batch ended (%d queued): %s%s%s", len(jobs), summary.line(),

@@ -28,6 +28,7 @@ class OutputPlanner:
         self.root = Path(os.path.realpath(export.output_dir))
         self.inputs = {os.path.realpath(j.path) for j in inputs}
         self.taken: set[str] = set()
+        self.renamed: set[int] = set()  # job indices given a "(n)" name: their own name was taken
 
     def plan(self, job: Job) -> tuple[Path | None, str]:
         """(path, "") to write; (None, reason) to skip."""
@@ -52,6 +53,7 @@ class OutputPlanner:
             if e.if_exists == "new_name" or clash:
                 out = self._new_name(folder, name, ext)
                 key = os.path.realpath(out)
+                self.renamed.add(job.index)
         self.taken.add(key)
         return out, ""
 

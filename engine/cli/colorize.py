@@ -15,7 +15,7 @@ from .usage import UsageError
 
 if TYPE_CHECKING:
     from ..hints import Hint, HintsFile
-    from ..options import ColorizeSettings, ExportOptions, Job
+    from ..options import BatchSummary, ColorizeSettings, ExportOptions, Job
 
 log = logging.getLogger(__package__)  # records under the command line's one name, engine.cli
 
@@ -99,9 +99,18 @@ def colorize_command(args: argparse.Namespace) -> int:
     if summary.stopped_reason:
         print(f"error: {one_line(summary.stopped_reason, 300)}", file=sys.stderr)
     print(f"{summary.line()} [{colorizer.description}]")
+    _notes(report, summary, settings)
+    return 1 if report.failed or problems or summary.stopped_reason else 0
+
+
+def _notes(report: PhotoReport, summary: BatchSummary, settings: ColorizeSettings) -> None:
+    """What the person may want to know after the run: outputs under a new name, and the model advice."""
+    if summary.renamed:
+        print(f"note: {counted(summary.renamed, 'output')} went under a new name, as 'photo (1).jpg': a file of "
+              "the photo's own name was there already (--overwrite replaces such files, --skip-existing skips "
+              "their photos)")
     if advice := report.advice(summary, settings.weights):
         print(f"note: {advice}")
-    return 1 if report.failed or problems or summary.stopped_reason else 0
 
 
 def _chosen_by_look(settings: ColorizeSettings, jobs: list[Job], report: PhotoReport) -> ColorizeSettings:
@@ -152,8 +161,7 @@ def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: Exp
     if not run.summary.total:
         return 1
     print(run.line())
-    if advice := report.advice(run.summary, settings.weights):
-        print(f"note: {advice}")
+    _notes(report, run.summary, settings)
     return 1 if run.summary.failed or run.problems else 0
 
 

@@ -82,8 +82,11 @@ def test_skip_existing_resumes(tmp_path, weights):
 def test_a_second_run_writes_new_names_unless_told_to_overwrite(tmp_path, weights):
     write_grey(tmp_path / "in" / "one.png", 40, 50)
     args = ("colorize", tmp_path / "in", "--output", tmp_path / "out", "--weights", weights, "--size", "64")
-    assert cli(*args).returncode == 0 and cli(*args).returncode == 0
+    first_run, second_run = cli(*args), cli(*args)
+    assert first_run.returncode == 0 and second_run.returncode == 0
     assert sorted(x.name for x in (tmp_path / "out").iterdir()) == ["one (1).png", "one.png"]
+    assert "new name" not in first_run.stdout  # said only when it happened, and then with what to do instead
+    assert "1 under a new name" in second_run.stdout and "--overwrite replaces" in second_run.stdout
     first = (tmp_path / "out" / "one.png").stat().st_mtime_ns
     p = cli(*args, "--overwrite", "--strength", "0")
     assert p.returncode == 0 and sorted(x.name for x in (tmp_path / "out").iterdir()) == ["one (1).png", "one.png"]

@@ -183,7 +183,7 @@ def test_hints_on_the_cluster_with_weights_that_take_none_exit_2(local_ray, weig
     assert exit_.value.code == 2 and "take no colour hints" in capsys.readouterr().err
 
 
-def test_skip_existing_resumes_without_rewriting(local_ray, weights, tmp_path):
+def test_skip_existing_resumes_without_rewriting_and_a_plain_rerun_counts_its_new_names(local_ray, weights, tmp_path):
     src = make_photos(tmp_path, 4)
     out = tmp_path / "out"
     run_on_ray([src], settings(weights), ExportOptions(out), "local")
@@ -195,6 +195,8 @@ def test_skip_existing_resumes_without_rewriting(local_ray, weights, tmp_path):
     after = outputs(out)
     assert sorted(after) == sorted(first)
     assert {n: (p.stat().st_ino, p.stat().st_mtime_ns) for n, p in after.items() if n != "p00.png"} == before
+    again = run_on_ray([src], settings(weights), ExportOptions(out), "local")  # new names, counted as a local run's
+    assert (run.summary.renamed, again.summary.done, again.summary.renamed) == (0, 4, 4)
 
 
 def test_an_old_output_a_round_never_replaced_is_not_reported_done(local_ray, weights, tmp_path, monkeypatch):

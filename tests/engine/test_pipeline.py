@@ -80,9 +80,10 @@ def test_new_name_never_overwrites_existing_outputs(colorizer, tmp_path):
     src = make_tree(tmp_path)
     jobs, _ = collect_inputs([src / "a.png"])
     out = tmp_path / "out"
-    run(colorizer, jobs, out)
-    run(colorizer, jobs, out)
+    first, _ = run(colorizer, jobs, out)
+    second, _ = run(colorizer, jobs, out)
     assert sorted(p.name for p in out.iterdir()) == ["a (1).png", "a.png"]
+    assert (first.renamed, second.renamed) == (0, 1) and "1 under a new name" in second.line()
 
 
 def test_output_folder_equal_to_input_folder_never_overwrites_an_input(colorizer, tmp_path):

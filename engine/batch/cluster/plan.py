@@ -35,6 +35,7 @@ class Plan:
     out_fs: int = -1
     problems: list[str] = field(default_factory=list)
     hints: dict[int, tuple[Hint, ...]] = field(default_factory=dict)  # colour hints by job index
+    renamed: set[int] = field(default_factory=set)  # job indices whose output goes under a "(n)" name
 
 
 def plan_run(inputs: Sequence[object], export: ExportOptions) -> Plan:
@@ -102,6 +103,7 @@ def _plan_outputs(plan: Plan, export: ExportOptions, remote: tuple[Path, str] | 
         else:
             stand_in, base = remote
             plan.outputs[job.index] = f"{base.rstrip('/')}/{Path(out).relative_to(stand_in).as_posix()}"
+    plan.renamed = planner.renamed
 
 
 def signatures(plan: Plan, indices: list[int]) -> dict[int, tuple[int, ...] | None]:
