@@ -3,8 +3,9 @@
     python tools/old_prints_through_cli.py PHOTOS [--split all] --scans third --models shipped auto [--json OUT]
 
 Writes each photo's input (``clean``: its grey copy; ``degrade``: ``degrade.py``'s scan, seed 0; ``third``: the
-third degradation model below) into one folder, runs `python main.py colorize FOLDER --model M` for each model,
-and judges each output on colour alone: its ab joined with the original's lightness, against the original (the
+third degradation model below) into one folder, runs `python main.py colorize FOLDER --model M` for each model
+(a model given as a path ending in ``.pt`` runs as `--weights PATH`, for weights not yet bundled), and judges
+each output on colour alone: its ab joined with the original's lightness, against the original (the
 chroma-only gain over grey that `evaluate --degrade` reports), with the colourfulness of that join. Prints each
 model's mean with its 90% interval and each model's paired difference against the first.
 """
@@ -95,10 +96,11 @@ def main() -> int:
         names = [f"{i:04d}.png" for i in range(len(photos))]
         for name, scan in zip(names, scans(photos, a.scans), strict=True):
             cv2.imwrite(str(src / name), scan[..., ::-1] if scan.ndim == 3 else scan)
-        for model in a.models:
-            out = Path(tmp) / f"out-{model}"
+        for i, model in enumerate(a.models):
+            out = Path(tmp) / f"out-{i}"
+            chosen = ["--weights", model] if model.endswith(".pt") else ["--model", model]
             done = subprocess.run([sys.executable, str(ROOT / "main.py"), "colorize", str(src), "--output", str(out),
-                                   "--model", model], capture_output=True, text=True)
+                                   *chosen], capture_output=True, text=True)
             if done.returncode != 0:
                 print(done.stderr)
                 return done.returncode

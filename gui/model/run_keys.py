@@ -49,7 +49,7 @@ def changed_text(stale: int, shortcut: str, what: str = "Settings") -> str:
     """
     return (f"{what} changed since {counted(stale, 'photo')} {'were' if stale != 1 else 'was'} colorized: "
             f"Run Again ({shortcut}) colorizes {'them' if stale != 1 else 'it'} with the new "
-            f"{what.lower()}")
+            f"{what.lower()} (only the selected photos, where some are selected)")
 
 
 def nothing_to_run_text(shortcut: str) -> str:

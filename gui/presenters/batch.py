@@ -11,6 +11,7 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox, QProgressBar, QWidget
 
+from engine.messages import counted
 from engine.options import BatchSummary, PhotoResult, Status
 from engine.print_look import old_print_advice
 from gui.model.hint_store import HintStore
@@ -67,9 +68,9 @@ class BatchPresenter(QObject):
         c.tick.connect(self._show_progress)
         views.engine_panel.compare_toggled.connect(self.update_compare_columns)
 
-    def start_batch(self, only: set[int] | None = None) -> bool:
-        """Snapshot the settings and the runnable rows (of ``only``, the row keys, when given) into a request,
-        and start the worker.
+    def start_batch(self, only: set[int] | None = None, selected: bool = False) -> bool:
+        """Snapshot the settings and the runnable rows (of ``only``, the row keys, when given; ``selected``: they
+        are the table's selection) into a request, and start the worker.
         """
         if self.controller.running:
             return False
@@ -97,16 +98,20 @@ class BatchPresenter(QObject):
         self.save()
         self._failed = False
         self.controller.start(request)
-        self.say(f"Loading the model for {len(photos)} photos…")
+        total = len(self.queue.rows())
+        whom = (f"the {counted(len(photos), 'selected photo')} of {total} (with none selected, Run Again takes all)"
+                if selected and len(photos) < total else counted(len(photos), "photo"))
+        self.say(f"Loading the model for {whom}…")
         return True
 
     def run_again(self) -> bool:
         """Put the selected photos (or all) back in the queue and start: colorize them again."""
         if self.controller.running:
             return False
-        keys = self.selected_keys() or [r.key for r in self.queue.rows()]
+        selected = self.selected_keys()
+        keys = selected or [r.key for r in self.queue.rows()]
         self.queue.requeue(keys)
-        return self.start_batch(only=set(keys))  # a failed photo outside the selection waits for Start
+        return self.start_batch(only=set(keys), selected=bool(selected))  # a failed photo outside waits for Start
 
     def set_paused(self, paused: bool) -> None:
         if paused:
