@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -180,19 +181,44 @@ class Recolourer(NewestOnly):
         super().__init__("recolour")
         self._factory = CachedFactory(make, keep=2)  # "auto" moves between two models
         self._auto: tuple[Path | None] | None = None  # "auto": the weights the last batch chose, once one ran
+        self._sources: dict[int, Path] = {}  # photo key -> its file, for "auto" before any batch
+        self._looks: OrderedDict[Path, BatchLook] = OrderedDict()  # the files' looks, the newest kept
 
     def follow(self, weights: Path | None) -> None:
         """"auto" previews use the model a batch chose for the queue (None: the shipped model); any thread."""
         self._auto = (weights,)
 
-    def request(self, key: int, L: np.ndarray, hints: tuple[Hint, ...], settings: ColorizeSettings) -> None:
-        """Re-colour photo ``key`` (L: its preview-size lightness) with ``hints``; replaces any pending request."""
+    def request(self, key: int, L: np.ndarray, hints: tuple[Hint, ...], settings: ColorizeSettings,
+                source: Path | None = None) -> None:
+        """Re-colour photo ``key`` (L: its preview-size lightness; ``source``: its file, whose tone "auto" reads
+        before any batch) with ``hints``; replaces any pending request.
+        """
+        self._remember(key, source)
         self._post("colour", key, (L, tuple(hints), settings))
 
     def suggest(self, key: int, L: np.ndarray, x: float, y: float, hints: tuple[Hint, ...],
-                settings: ColorizeSettings) -> None:
+                settings: ColorizeSettings, source: Path | None = None) -> None:
         """The model's most likely colours at (x, y) of photo ``key``, as ``suggestions``."""
+        self._remember(key, source)
         self._post("suggest", key, (L, x, y, tuple(hints), settings))
+
+    def _remember(self, key: int, source: Path | None) -> None:
+        if source is not None:
+            self._sources[key] = source
+
+    def _look(self, key: int, L: np.ndarray) -> BatchLook:
+        """A photo as its own batch: its file read as a batch reads it (a tone is seen there, not in L), once per
+        file; its lightness where the file is unknown or unreadable.
+        """
+        source = self._sources.get(key)
+        if source is None:
+            return look_of_lightness(L)
+        look = self._looks.get(source)
+        if look is None:
+            look = self._looks[source] = look_of_batch([source])
+            while len(self._looks) > 256:
+                self._looks.popitem(last=False)
+        return look if look.sampled else look_of_lightness(L)
 
     def warm(self, settings: ColorizeSettings) -> None:
         """Load the model for ``settings`` now, before the first click waits for it (a photo came on show)."""
@@ -209,8 +235,8 @@ class Recolourer(NewestOnly):
             auto = self._auto
             if auto is not None:  # the model the queue's batch chose
                 settings = replace(settings, by_look=False, weights=auto[0])
-            else:  # before any batch, a preview is a batch of one (its lightness: no tone to read)
-                settings = chosen(settings, look_of_lightness(args[0]) if kind != "warm" else BatchLook(0, 0))
+            else:  # before any batch, a preview is a batch of one
+                settings = chosen(settings, self._look(key, args[0]) if kind != "warm" else BatchLook(0, 0))
         colorizer = self._factory(replace(settings, compile=False).validated())
         if kind == "warm":
             return

@@ -164,7 +164,7 @@ class HintEditor(QObject):
             self.preview_updated.emit(key)
         elif self.recolourer is not None:
             self._busy(True)  # before the request: its answer may come at once
-            self.recolourer.request(key, L, hints, settings)
+            self.recolourer.request(key, L, hints, settings, self.path)
 
     def _busy(self, on: bool) -> None:
         """A busy cursor from a click until the model has answered: the wait is seen, the window stays live."""
@@ -215,7 +215,7 @@ class HintEditor(QObject):
             self.status(NO_HINTS_TEXT)
             return False
         self._busy(True)  # before the request: its answer may come at once
-        self.recolourer.suggest(self.key, L, x, y, self.hints(), self.settings())
+        self.recolourer.suggest(self.key, L, x, y, self.hints(), self.settings(), self.path)
         return True
 
     def _on_suggestions(self, key: int, x: float, y: float, colours: list[tuple[int, int, int]]) -> None:

@@ -68,7 +68,7 @@ def test_a_clean_queue_goes_to_the_shipped_model(qtbot, make_window, backend, tm
     assert window.summary.fields["model"].text().startswith("Shipped, chosen by the photos' look: 0 of the 3")
 
 
-def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtbot):
+def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtbot, tmp_path):
     used: list[Path | None] = []  # the weights of each colorizer that coloured a preview (they are cached)
     model = with_hint_channels(random_model(), 3).eval()  # a model that takes hints answers with colour
 
@@ -92,6 +92,14 @@ def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtb
         recolourer._serve("colour", 1, (L, (), auto))
         assert used[-1] == weights
         assert answers[-1] == auto  # answered for what was asked: the presenter matches it to its settings
+    toned = tmp_path / "toned.jpg"  # a toned scan whose lightness alone reads clean: its file shows the tone
+    cv2.imwrite(str(toned), old_scan(decode(SAMPLES[3]).pixels, 0))
+    clean = tmp_path / "clean.png"
+    cv2.imwrite(str(clean), grey_copy(photo))
+    for key, path, weights in ((2, toned, BUNDLED[OLD_PRINTS]), (3, clean, None)):
+        recolourer.request(key, np.ascontiguousarray(lightness(decode(path).pixels)), (), auto, path)
+        recolourer._serve("colour", key, (lightness(decode(path).pixels), (), auto))
+        assert used[-1] == weights  # read from the file, as a batch of one would read it
     recolourer._serve("warm", -1, (auto,))  # no photo yet: loads the shipped model (the factory refuses by_look)
     recolourer.follow(BUNDLED[OLD_PRINTS])  # a batch chose old-prints for the queue: previews follow it
     recolourer._serve("colour", 1, (clean_L, (), auto))
