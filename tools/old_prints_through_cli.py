@@ -1,6 +1,7 @@
 """Old-print scans through `colorize` as a user runs it, for several models, paired photo by photo.
 
     python tools/old_prints_through_cli.py PHOTOS [--split all] --scans third --models shipped auto [--json OUT]
+    python tools/old_prints_through_cli.py --pool set-a.json set-b.json ...
 
 Writes each photo's input (``clean``: its grey copy; ``degrade``: ``degrade.py``'s scan, seed 0; ``third``: the
 third degradation model below) into one folder, runs `python main.py colorize FOLDER --model M` for each model
@@ -82,12 +83,18 @@ def judged(out: np.ndarray, rgb: np.ndarray) -> tuple[float, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("folder", type=Path)
+    ap.add_argument("folder", type=Path, nargs="?")
+    ap.add_argument("--pool", type=Path, nargs="+", metavar="JSON",
+                    help="pool the --json reports of several sets (same models, same order) instead of a run")
     ap.add_argument("--split", default="all")
     ap.add_argument("--scans", choices=("clean", "degrade", "third"), default="third")
     ap.add_argument("--models", nargs="+", default=["shipped", "auto"])
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
+    if a.pool:
+        return pool([json.loads(p.read_text()) for p in a.pool])
+    if a.folder is None:
+        ap.error("a folder of photos, or --pool")
     photos, _ = load_folder(a.folder, a.split)
     result: dict = {"folder": str(a.folder), "scans": a.scans, "photos": [n for n, _ in photos], "models": {}}
     with tempfile.TemporaryDirectory() as tmp:
@@ -107,7 +114,8 @@ def main() -> int:
             rows = [judged(decode(out / n).pixels, rgb) for n, (_, rgb) in zip(names, photos, strict=True)]
             result["models"][model] = {"stdout": done.stdout.strip().splitlines(),
                                        "gain": [r[0] for r in rows], "colourfulness": [r[1] for r in rows]}
-    truth_colour = float(np.mean([colourfulness(rgb) for _, rgb in photos]))
+    result["truth_colourfulness"] = [colourfulness(rgb) for _, rgb in photos]
+    truth_colour = float(np.mean(result["truth_colourfulness"]))
     first = a.models[0]
     print(f"{len(photos)} photos from {a.folder}, {a.scans} scans, through `colorize`:")
     for model, r in result["models"].items():
@@ -123,6 +131,29 @@ def main() -> int:
         print("    " + " | ".join(s for s in r["stdout"] if "chosen" in s))
     if a.json:
         a.json.write_text(json.dumps(result))
+    return 0
+
+
+def pool(reports: list[dict]) -> int:
+    """Every photo of every set as one sample: each model's mean gain and colourfulness (against the originals'),
+    and its paired difference against the first model with one interval.
+    """
+    models = list(reports[0]["models"])
+    if any(list(r["models"]) != models for r in reports):
+        print("the reports do not hold the same models in the same order", file=sys.stderr)
+        return 2
+    truth = np.concatenate([r["truth_colourfulness"] for r in reports])
+    gains = {m: np.concatenate([r["models"][m]["gain"] for r in reports]) for m in models}
+    print(f"{len(truth)} photos pooled from {len(reports)} sets ({', '.join(sorted({r['scans'] for r in reports}))} scans):")
+    for m in models:
+        colour = np.concatenate([r["models"][m]["colourfulness"] for r in reports]).mean() / truth.mean()
+        line = f"  {m:10s} gain over grey {gains[m].mean():+.3f} dB, colourfulness {colour:.3f}"
+        if m != models[0]:
+            d = gains[m] - gains[models[0]]
+            lo, hi = bootstrap_interval(lambda i, d=d: float(d[i].mean()), len(d))
+            line += (f"; against {models[0]} {d.mean():+.3f} ({lo:+.3f} to {hi:+.3f}), better on {(d > 0).sum()}, "
+                     f"worse on {(d < 0).sum()}")
+        print(line)
     return 0
 
 
