@@ -144,7 +144,8 @@ def pool(reports: list[dict]) -> int:
         return 2
     truth = np.concatenate([r["truth_colourfulness"] for r in reports])
     gains = {m: np.concatenate([r["models"][m]["gain"] for r in reports]) for m in models}
-    print(f"{len(truth)} photos pooled from {len(reports)} sets ({', '.join(sorted({r['scans'] for r in reports}))} scans):")
+    kinds = ", ".join(sorted({r["scans"] for r in reports}))
+    print(f"{len(truth)} photos pooled from {len(reports)} sets ({kinds} scans):")
     for m in models:
         colour = np.concatenate([r["models"][m]["colourfulness"] for r in reports]).mean() / truth.mean()
         line = f"  {m:10s} gain over grey {gains[m].mean():+.3f} dB, colourfulness {colour:.3f}"
