@@ -273,8 +273,8 @@ class BatchSummary:
         self.renamed = sum(r.status == Status.DONE and r.index in planned for r in self.results)
 
     def outcome_text(self) -> str:
-        """", 2 failed, 1 skipped, cancelled": what went other than done (empty when all went well); outputs
-        written under a new name are said too, since the person may look for them under their own.
+        """", 3 under a new name, 2 failed, 1 skipped, cancelled": what went other than planned (empty when all
+        went well); outputs written under a new name are said, since the person may look for them under their own.
         """
         text = f", {self.renamed} under a new name" if self.renamed else ""
         text += f", {self.failed} failed" if self.failed else ""

@@ -91,10 +91,10 @@ def main() -> int:
     ap.add_argument("--models", nargs="+", default=["shipped", "auto"])
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
+    if a.pool and a.folder is not None or not a.pool and a.folder is None:
+        ap.error("a folder of photos, or --pool with reports")
     if a.pool:
         return pool([json.loads(p.read_text()) for p in a.pool])
-    if a.folder is None:
-        ap.error("a folder of photos, or --pool")
     photos, _ = load_folder(a.folder, a.split)
     result: dict = {"folder": str(a.folder), "scans": a.scans, "photos": [n for n, _ in photos], "models": {}}
     with tempfile.TemporaryDirectory() as tmp:
@@ -139,13 +139,17 @@ def pool(reports: list[dict]) -> int:
     and its paired difference against the first model with one interval.
     """
     models = list(reports[0]["models"])
-    if any(list(r["models"]) != models for r in reports):
-        print("the reports do not hold the same models in the same order", file=sys.stderr)
+    problem = ("the reports do not hold the same models in the same order"
+               if any(list(r["models"]) != models for r in reports) else
+               "the reports are of different kinds of scan" if len({r["scans"] for r in reports}) > 1 else
+               "a report was written before reports held the originals' colourfulness: run it again"
+               if any("truth_colourfulness" not in r for r in reports) else "")
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
     truth = np.concatenate([r["truth_colourfulness"] for r in reports])
     gains = {m: np.concatenate([r["models"][m]["gain"] for r in reports]) for m in models}
-    kinds = ", ".join(sorted({r["scans"] for r in reports}))
-    print(f"{len(truth)} photos pooled from {len(reports)} sets ({kinds} scans):")
+    print(f"{len(truth)} photos pooled from {len(reports)} sets ({reports[0]['scans']} scans):")
     for m in models:
         colour = np.concatenate([r["models"][m]["colourfulness"] for r in reports]).mean() / truth.mean()
         line = f"  {m:10s} gain over grey {gains[m].mean():+.3f} dB, colourfulness {colour:.3f}"

@@ -99,16 +99,17 @@ def colorize_command(args: argparse.Namespace) -> int:
     if summary.stopped_reason:
         print(f"error: {one_line(summary.stopped_reason, 300)}", file=sys.stderr)
     print(f"{summary.line()} [{colorizer.description}]")
-    _notes(report, summary, settings)
+    _notes(report, summary, settings, export)
     return 1 if report.failed or problems or summary.stopped_reason else 0
 
 
-def _notes(report: PhotoReport, summary: BatchSummary, settings: ColorizeSettings) -> None:
+def _notes(report: PhotoReport, summary: BatchSummary, settings: ColorizeSettings, export: ExportOptions) -> None:
     """What the person may want to know after the run: outputs under a new name, and the model advice."""
     if summary.renamed:
-        print(f"note: {counted(summary.renamed, 'output')} went under a new name, as 'photo (1).jpg': a file of "
-              "the photo's own name was there already (--overwrite replaces such files, --skip-existing skips "
-              "their photos)")
+        why = ("a file, an input or another photo of the run had the photo's own name; where it was an earlier "
+               "output, --overwrite replaces it and --skip-existing skips the photo"
+               if export.if_exists == "new_name" else "an input or another photo of the run had the photo's own name")
+        print(f"note: {counted(summary.renamed, 'output')} went under a new name, as 'photo (1).jpg': {why}")
     if advice := report.advice(summary, settings.weights):
         print(f"note: {advice}")
 
@@ -161,7 +162,7 @@ def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: Exp
     if not run.summary.total:
         return 1
     print(run.line())
-    _notes(report, run.summary, settings)
+    _notes(report, run.summary, settings, export)
     return 1 if run.summary.failed or run.problems else 0
 
 

@@ -181,8 +181,7 @@ class Recolourer(NewestOnly):
         super().__init__("recolour")
         self._factory = CachedFactory(make, keep=2)  # "auto" moves between two models
         self._auto: tuple[Path | None] | None = None  # "auto": the weights the last batch chose, once one ran
-        self._sources: dict[int, Path] = {}  # photo key -> its file, for "auto" before any batch
-        self._looks: OrderedDict[Path, BatchLook] = OrderedDict()  # the files' looks, the newest kept
+        self._looks: OrderedDict[Path, BatchLook] = OrderedDict()  # files' looks, the last 256 read; service thread
 
     def follow(self, weights: Path | None) -> None:
         """"auto" previews use the model a batch chose for the queue (None: the shipped model); any thread."""
@@ -193,24 +192,17 @@ class Recolourer(NewestOnly):
         """Re-colour photo ``key`` (L: its preview-size lightness; ``source``: its file, whose tone "auto" reads
         before any batch) with ``hints``; replaces any pending request.
         """
-        self._remember(key, source)
-        self._post("colour", key, (L, tuple(hints), settings))
+        self._post("colour", key, (L, source, tuple(hints), settings))
 
     def suggest(self, key: int, L: np.ndarray, x: float, y: float, hints: tuple[Hint, ...],
                 settings: ColorizeSettings, source: Path | None = None) -> None:
         """The model's most likely colours at (x, y) of photo ``key``, as ``suggestions``."""
-        self._remember(key, source)
-        self._post("suggest", key, (L, x, y, tuple(hints), settings))
+        self._post("suggest", key, (L, source, x, y, tuple(hints), settings))
 
-    def _remember(self, key: int, source: Path | None) -> None:
-        if source is not None:
-            self._sources[key] = source
-
-    def _look(self, key: int, L: np.ndarray) -> BatchLook:
+    def _look(self, source: Path | None, L: np.ndarray) -> BatchLook:
         """A photo as its own batch: its file read as a batch reads it (a tone is seen there, not in L), once per
-        file; its lightness where the file is unknown or unreadable.
+        file while it is among the last 256 read; its lightness where the file is unknown or unreadable.
         """
-        source = self._sources.get(key)
         if source is None:
             return look_of_lightness(L)
         look = self._looks.get(source)
@@ -236,7 +228,7 @@ class Recolourer(NewestOnly):
             if auto is not None:  # the model the queue's batch chose
                 settings = replace(settings, by_look=False, weights=auto[0])
             else:  # before any batch, a preview is a batch of one
-                settings = chosen(settings, self._look(key, args[0]) if kind != "warm" else BatchLook(0, 0))
+                settings = chosen(settings, self._look(args[1], args[0]) if kind != "warm" else BatchLook(0, 0))
         colorizer = self._factory(replace(settings, compile=False).validated())
         if kind == "warm":
             return
@@ -251,7 +243,7 @@ class Recolourer(NewestOnly):
             self.recoloured.emit(key, hints, asked, ab)
         else:
             grey = grey_rgb(L)  # the grey whose lightness is L: suggest reads only L
-            x, y = args[1], args[2]
+            x, y = args[2], args[3]
             self.suggestions.emit(key, x, y, colorizer.suggest(grey, x, y, k=4, hints=hints))
 
 

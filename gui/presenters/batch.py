@@ -57,6 +57,7 @@ class BatchPresenter(QObject):
         self.failure_box: QMessageBox | None = None
         self._failed = False
         self._offering = False  # the status bar offers Run Again for photos whose settings changed
+        self._whom = ""  # what the running batch colorizes, as the status line says it ("3 photos")
         c = controller
         c.started.connect(self._on_started)
         c.image_started.connect(self._on_image_started)
@@ -101,6 +102,7 @@ class BatchPresenter(QObject):
         total = len(self.queue.rows())
         whom = (f"the {counted(len(photos), 'selected photo')} of {total} (with none selected, Run Again takes all)"
                 if selected and len(photos) < total else counted(len(photos), "photo"))
+        self._whom = whom
         self.say(f"Loading the model for {whom}…")
         return True
 
@@ -142,8 +144,7 @@ class BatchPresenter(QObject):
 
     @Slot(str)
     def _on_started(self, description: str) -> None:
-        n = len(self.controller.request.photos) if self.controller.request else 0
-        self.say(f"Colorizing {n} photos with {description}")
+        self.say(f"Colorizing {self._whom} with {description}")
 
     @Slot(object)
     def _on_image_done(self, r: PhotoResult) -> None:
@@ -222,7 +223,7 @@ class BatchPresenter(QObject):
         stale = [r.key for r in self.queue.rows()
                  if r.status == Status.DONE and out_of_date(r.run_key, run_key(s, self.hint_store.get(r.path)))]
         if stale:
-            self.say(changed_text(len(stale), self.shortcut("run_again"), what))
+            self.say(changed_text(len(stale), self.shortcut("run_again"), what, len(self.selected_keys())))
         elif self._offering:  # changed back (a hint added, then removed): the offer no longer holds
             self.say("The colorized photos are up to date with these settings")
         self._offering = bool(stale)

@@ -90,11 +90,21 @@ def test_a_second_run_writes_new_names_unless_told_to_overwrite(tmp_path, weight
     first = (tmp_path / "out" / "one.png").stat().st_mtime_ns
     p = cli(*args, "--overwrite", "--strength", "0")
     assert p.returncode == 0 and sorted(x.name for x in (tmp_path / "out").iterdir()) == ["one (1).png", "one.png"]
-    assert (tmp_path / "out" / "one.png").stat().st_mtime_ns != first
+    assert (tmp_path / "out" / "one.png").stat().st_mtime_ns != first and "new name" not in p.stdout
     grey = cv2.imread(str(tmp_path / "out" / "one.png"))
     assert np.abs(grey.astype(int) - grey[..., :1]).max() <= 1  # replaced by the strength-0 (grey) colours
     both = cli(*args, "--overwrite", "--skip-existing")
     assert both.returncode == 2 and "not allowed with" in both.stderr
+
+
+def test_two_photos_of_one_name_are_both_kept_and_the_note_does_not_offer_flags_that_cannot_help(tmp_path, weights):
+    for folder in ("a", "b"):
+        write_grey(tmp_path / folder / "one.png", 40, 50)
+    p = cli("colorize", tmp_path / "a", tmp_path / "b", "--output", tmp_path / "out", "--weights", weights,
+            "--size", "64", "--overwrite")
+    assert p.returncode == 0 and sorted(x.name for x in (tmp_path / "out").iterdir()) == ["one (1).png", "one.png"]
+    assert "1 output went under a new name" in p.stdout and "another photo of the run" in p.stdout
+    assert "--overwrite replaces" not in p.stdout
 
 
 def test_bench_writes_the_documented_json(tmp_path, weights):

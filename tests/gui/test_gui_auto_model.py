@@ -9,13 +9,15 @@ import numpy as np
 from helpers import SAMPLES, old_scan, random_model
 from PySide6.QtCore import QSettings, Qt
 
+from engine.batch.model_choice import look_of_lightness
 from engine.color import lightness
 from engine.colorizer import Colorizer
 from engine.imageio import decode
 from engine.model import with_hint_channels
-from engine.named_models import BUNDLED, OLD_PRINTS
+from engine.named_models import BUNDLED, OLD_PRINTS, SHIPPED
 from engine.options import ColorizeSettings
 from engine.training.print_gate import grey_copy
+from gui.bridge import worker
 from gui.bridge.worker import Recolourer
 from gui.main_window import MainWindow
 
@@ -68,7 +70,7 @@ def test_a_clean_queue_goes_to_the_shipped_model(qtbot, make_window, backend, tm
     assert window.summary.fields["model"].text().startswith("Shipped, chosen by the photos' look: 0 of the 3")
 
 
-def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtbot, tmp_path):
+def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtbot, tmp_path, monkeypatch):
     used: list[Path | None] = []  # the weights of each colorizer that coloured a preview (they are cached)
     model = with_hint_channels(random_model(), 3).eval()  # a model that takes hints answers with colour
 
@@ -79,6 +81,9 @@ def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtb
         c.predict = lambda *a, **k: used.append(settings.weights) or predict(*a, **k)
         return c
 
+    read: list[Path] = []  # the files whose look was read
+    look = worker.look_of_batch
+    monkeypatch.setattr(worker, "look_of_batch", lambda paths: read.extend(paths) or look(paths))
     recolourer = Recolourer(factory)
     recolourer.stop()  # its thread is not needed: the requests are served here, one by one
     answers = []
@@ -88,21 +93,24 @@ def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtb
     photo = decode(SAMPLES[0]).pixels
     old_L = np.ascontiguousarray(lightness(old_scan(photo, 0)))
     clean_L = np.ascontiguousarray(lightness(grey_copy(photo)))
-    for L, weights in ((old_L, BUNDLED[OLD_PRINTS]), (clean_L, None)):
-        recolourer._serve("colour", 1, (L, (), auto))
+    for L, weights in ((old_L, BUNDLED[OLD_PRINTS]), (clean_L, None)):  # no file: its lightness is read
+        recolourer._serve("colour", 1, (L, None, (), auto))
         assert used[-1] == weights
         assert answers[-1] == auto  # answered for what was asked: the presenter matches it to its settings
-    toned = tmp_path / "toned.jpg"  # a toned scan whose lightness alone reads clean: its file shows the tone
-    cv2.imwrite(str(toned), old_scan(decode(SAMPLES[3]).pixels, 0))
+    toned = tmp_path / "toned.jpg"  # a sepia scan whose lightness alone reads clean: its file shows the tone
+    cv2.imwrite(str(toned), old_scan(decode(SAMPLES[3]).pixels, 0)[..., ::-1])
+    toned_L = np.ascontiguousarray(lightness(decode(toned).pixels))
+    assert look_of_lightness(toned_L).model == SHIPPED  # the case the file is read for
     clean = tmp_path / "clean.png"
     cv2.imwrite(str(clean), grey_copy(photo))
-    for key, path, weights in ((2, toned, BUNDLED[OLD_PRINTS]), (3, clean, None)):
-        recolourer.request(key, np.ascontiguousarray(lightness(decode(path).pixels)), (), auto, path)
-        recolourer._serve("colour", key, (lightness(decode(path).pixels), (), auto))
+    for path, L, weights in ((toned, toned_L, BUNDLED[OLD_PRINTS]), (clean, clean_L, None), (toned, toned_L,
+                                                                                          BUNDLED[OLD_PRINTS])):
+        recolourer._serve("colour", 2, (L, path, (), auto))
         assert used[-1] == weights  # read from the file, as a batch of one would read it
+    assert read == [toned, clean]  # each file read once
     recolourer._serve("warm", -1, (auto,))  # no photo yet: loads the shipped model (the factory refuses by_look)
     recolourer.follow(BUNDLED[OLD_PRINTS])  # a batch chose old-prints for the queue: previews follow it
-    recolourer._serve("colour", 1, (clean_L, (), auto))
+    recolourer._serve("colour", 1, (clean_L, clean, (), auto))
     assert used[-1] == BUNDLED[OLD_PRINTS]
 
 

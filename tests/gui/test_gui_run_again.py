@@ -48,11 +48,12 @@ def test_run_again_with_a_selection_colorizes_only_the_selected_photos(qtbot, ma
     first_outputs = [r.output for r in window.queue.rows()]
     window.table.selectionModel().select(window.queue.index(1, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
                                          | QItemSelectionModel.SelectionFlag.Rows)
-    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
-        window.actions_by_name["run_again"].trigger()
-        said = window.status_label.text()  # what it runs is said, not the batch's whole count
-    summary = blocker.args[0]
-    assert "the 1 selected photo of 3" in said and "none selected" in said
+    said: list[str] = []
+    say = window.batch.say
+    window.batch.say = lambda text: said.append(text) or say(text)
+    summary = _run(qtbot, window, "run_again")
+    assert "the 1 selected photo of 3" in said[0] and "none selected" in said[0]  # what it runs, not all of it
+    assert any(t.startswith("Colorizing the 1 selected photo of 3") for t in said)  # ...once the model is loaded
     assert summary.total == 1 and summary.done == 1
     rows = window.queue.rows()
     assert [r.status for r in rows] == ["done"] * 3
@@ -109,7 +110,11 @@ def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_w
     _run(qtbot, window)
     window.preview.bar.strength.setValue(140)
     assert "Settings changed since 2 photos were colorized" in window.status_label.text()
-    assert "only the selected photos" in window.status_label.text()  # Run Again with a selection redoes only it
+    assert "colorizes them with" in window.status_label.text()  # none selected: Run Again takes every photo
+    window.table.selectionModel().select(window.queue.index(1, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                         | QItemSelectionModel.SelectionFlag.Rows)
+    window.preview.bar.strength.setValue(120)
+    assert "colorizes the 1 selected photo" in window.status_label.text()  # ...a selection, only it
 
 
 def test_a_run_again_cancelled_then_started_still_replaces_the_photos_own_outputs(qtbot, make_window, slow_backend,
