@@ -198,6 +198,8 @@ class BatchPresenter(QObject):
             text += f" ({summary.stopped_reason})"
         if summary.done:
             text += f" → {self.views.export_panel.choice().output_dir}"
+        if summary.renamed:
+            text += " (as 'photo (1)', their own names being taken: Export's \"If it exists\" chooses)"
         self.say(f"{text}. Most look like old prints: try \"Old prints\" (Engine panel)" if advice else text)
 
     @Slot(bool)

@@ -285,3 +285,18 @@ def test_a_batch_of_old_prints_scans_suggests_the_old_prints_model_and_a_clean_o
     window.batch.start_batch(only={r.key for r in window.queue.rows() if r.path.parent.name == "in"})
     qtbot.waitUntil(lambda: not window.controller.running, timeout=TIMEOUT_MS)
     assert window.summary.fields["model"].text() == "Shipped (chosen in the Engine panel)"  # no advice
+
+
+def test_outputs_written_under_a_new_name_are_counted_and_the_way_to_choose_otherwise_is_named(qtbot, make_window,
+                                                                                             backend, grey_photos,
+                                                                                             tmp_path):
+    window = make_window(backend)
+    photos = grey_photos(2)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / photos[0].name).write_bytes(b"someone's earlier file")
+    window.queue_presenter.add_paths(photos)
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
+        assert window.batch.start_batch()
+    kept = (tmp_path / "out" / photos[0].name).read_bytes()
+    assert blocker.args[0].renamed == 1 and kept == b"someone's earlier file"
+    assert "1 under a new name" in window.status_label.text() and "If it exists" in window.status_label.text()
