@@ -286,7 +286,8 @@ class BatchSummary:
         return f"{self.engine} vs {self.compare_engine}" if self.compare_engine else None
 
     def line(self) -> str:
-        text = (f"{counted(self.done, 'photo')} in {self.wall_s:.1f} s ({self.photos_per_s:.2f} photos/s), "
+        wall = f"{self.wall_s:.1f}" if self.wall_s >= 1 else f"{self.wall_s:.2f}"  # never "1 photo in 0.0 s"
+        text = (f"{counted(self.done, 'photo')} in {wall} s ({self.photos_per_s:.2f} photos/s), "
                 f"model busy {100 * self.model_busy_share:.0f}%") + self.outcome_text()
         if self.paused_s > 0:
             text += f", {self.paused_s:.1f} s paused (not counted)"

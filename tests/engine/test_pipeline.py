@@ -11,7 +11,7 @@ from helpers import random_model, write_grey
 from engine.batch.inputs import collect_inputs
 from engine.batch.pipeline import BatchPipeline, RunControl
 from engine.colorizer import Colorizer
-from engine.options import ColorizeSettings, ExportOptions, Job
+from engine.options import BatchSummary, ColorizeSettings, ExportOptions, Job
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +104,12 @@ def test_timings_and_model_busy_share_are_reported(colorizer, tmp_path):
     assert 0 < summary.model_busy_share <= 1
     assert summary.photos_per_s > 0
     assert "4 photos in" in summary.line() and "model busy" in summary.line()
+
+
+def test_the_summary_of_a_run_under_a_second_never_says_zero_seconds():
+    short, long = BatchSummary(total=1, done=1, wall_s=0.048), BatchSummary(total=9, done=9, wall_s=12.34)
+    assert short.line().startswith("1 photo in 0.05 s (20.83 photos/s)")
+    assert long.line().startswith("9 photos in 12.3 s")
 
 
 def test_cancel_stops_between_photos_and_leaves_no_partial_files(colorizer, tmp_path):
