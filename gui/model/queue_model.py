@@ -47,6 +47,7 @@ class QueueRow:
     p999_abs_diff: float | None = None  # ... and its 99.9th percentile
     run_key: RunKey | None = None  # the settings of the run that last took this row up (``begin_run``)
     last_output: Path | None = None  # the output an earlier run wrote: a later run replaces it, not a "(1)" copy
+    made_by: str = ""  # the model (its name) that made the output last written
 
     @property
     def shown_name(self) -> str:
@@ -281,6 +282,17 @@ class QueueModel(QAbstractTableModel):
             row.decode_ms = row.infer_ms = row.encode_ms = row.baseline_ms = None
             row.max_abs_diff = row.p999_abs_diff = None
             self._changed(i)
+
+    def note_made_by(self, keys: Iterable[int], model: str) -> list[str]:
+        """Record that ``model`` made the done rows of ``keys``; returns the other models that had made them before."""
+        before = []
+        for i in self._rows_of(keys):
+            row = self._rows[i]
+            if row.status == Status.DONE:
+                if row.made_by and row.made_by != model:
+                    before.append(row.made_by)
+                row.made_by = model
+        return before
 
     def requeue(self, keys: Iterable[int]) -> int:
         """Put finished rows (done, skipped, failed) back in the queue, to run again; returns how many."""

@@ -43,14 +43,18 @@ def out_of_date(done_with: RunKey | None, now: RunKey) -> bool:
     return done_with is None or done_with.made_from() != now.made_from()
 
 
-def changed_text(stale: int, shortcut: str, what: str = "Settings", selected: int = 0) -> str:
+def changed_text(stale: int, shortcut: str, what: str = "Settings", selected: int = 0, selected_stale: int = 0) -> str:
     """The status-bar offer once settings (or a photo's hints: ``what``) changed since ``stale`` done photos
-    were colorized; ``selected`` rows are what Run Again would take instead of all.
+    were colorized; ``selected`` rows (``selected_stale`` of them among the stale) are what Run Again would take
+    instead of all.
     """
-    whom = (f"the {counted(selected, 'selected photo')} (with none selected, every photo)" if selected
-            else "them" if stale != 1 else "it")
-    return (f"{what} changed since {counted(stale, 'photo')} {'were' if stale != 1 else 'was'} colorized: "
-            f"Run Again ({shortcut}) colorizes {whom} with the new {what.lower()}")
+    them = "them" if stale != 1 else "it"
+    head = f"{what} changed since {counted(stale, 'photo')} {'were' if stale != 1 else 'was'} colorized: "
+    if selected and not selected_stale:
+        return (head + f"with no photo selected, Run Again ({shortcut}) colorizes {them} with the new "
+                f"{what.lower()} (the selected ones are up to date)")
+    whom = f"the {counted(selected, 'selected photo')} (with none selected, every photo)" if selected else them
+    return head + f"Run Again ({shortcut}) colorizes {whom} with the new {what.lower()}"
 
 
 def nothing_to_run_text(shortcut: str) -> str:

@@ -194,6 +194,12 @@ class BatchPresenter(QObject):
         if self._failed:
             return  # _on_failed already said why
         text = summary.line()
+        made_by = summary.chosen_model or (req.model_name if req is not None else "")
+        before = self.queue.note_made_by((p.key for p in req.photos), made_by) if req is not None else []
+        if summary.chosen_model and before:  # Auto chose anew for a queue that grew: say it, the colours changed
+            text += (f"; {counted(len(before), 'photo')} made before by {display_name(before[0])} came from "
+                     f"{display_name(made_by)} this time, Auto judging the whole queue's look (a model chosen in "
+                     "the Engine panel keeps one)")
         if summary.stopped_reason:
             text += f" ({summary.stopped_reason})"
         if summary.done:
@@ -225,7 +231,9 @@ class BatchPresenter(QObject):
         stale = [r.key for r in self.queue.rows()
                  if r.status == Status.DONE and out_of_date(r.run_key, run_key(s, self.hint_store.get(r.path)))]
         if stale:
-            self.say(changed_text(len(stale), self.shortcut("run_again"), what, len(self.selected_keys())))
+            selected = set(self.selected_keys())
+            self.say(changed_text(len(stale), self.shortcut("run_again"), what, len(selected),
+                                  len(selected.intersection(stale))))
         elif self._offering:  # changed back (a hint added, then removed): the offer no longer holds
             self.say("The colorized photos are up to date with these settings")
         self._offering = bool(stale)

@@ -60,6 +60,23 @@ def test_a_queue_of_old_scans_goes_to_old_prints_and_running_part_of_it_again_ke
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
         assert window.batch.start_batch(only=clean)  # judged by the whole queue: 3 old of 6, its majority (half)
     assert window.summary.fields["model"].text().startswith("Old prints, chosen by the photos' look: 3 of the 6")
+    assert "made before by" not in window.status_label.text()  # nothing it had made came from another model
+
+
+def test_photos_run_again_after_the_queue_grew_are_said_to_come_from_the_other_model(qtbot, make_window, backend,
+                                                                                    tmp_path):
+    window = make_window(backend, by_look=True)
+    window.queue_presenter.add_paths(_photos(tmp_path / "old", old_scan))
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.start_batch()  # old prints, by the 3 of 3
+    for folder in ("clean", "clean-2"):  # now 3 old of 9: the queue's look calls for the shipped model
+        window.queue_presenter.add_paths(_photos(tmp_path / folder, lambda photo, _: grey_copy(photo)))
+    old = {r.key for r in window.queue.rows() if r.path.parent.name == "old"}
+    window.queue.requeue(old)
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.start_batch(only=old)
+    text = window.status_label.text()
+    assert "3 photos made before by Old prints came from Shipped this time" in text, text
 
 
 def test_a_clean_queue_goes_to_the_shipped_model(qtbot, make_window, backend, tmp_path):

@@ -115,6 +115,11 @@ def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_w
                                          | QItemSelectionModel.SelectionFlag.Rows)
     window.preview.bar.strength.setValue(120)
     assert "colorizes the 1 selected photo" in window.status_label.text()  # ...a selection, only it
+    _run(qtbot, window, "run_again")  # the selected photo made at 120; the other still at 100
+    window.preview.bar.strength.setValue(130)
+    window.preview.bar.strength.setValue(120)
+    text = window.status_label.text()
+    assert "since 1 photo was colorized" in text and "with no photo selected" in text and "up to date" in text
 
 
 def test_a_run_again_cancelled_then_started_still_replaces_the_photos_own_outputs(qtbot, make_window, slow_backend,
