@@ -192,6 +192,7 @@ class PhotoResult:
     p999_abs_diff: float | None = None  # ... and its 99.9th percentile
     preview: Preview | None = None
     looks_old: bool | None = None  # the input reads as an old print's scan (``engine.print_look``; None: not looked at)
+    renamed: bool = False  # ``output`` is a "(n)" name, the photo's own being taken (the local pipeline marks it)
 
 
 @dataclass

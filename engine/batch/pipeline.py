@@ -145,6 +145,12 @@ class DiffHistogram:
         return min(float(DIFF_EDGES[i + 1]), self.max)
 
 
+def _marked_renamed(decode: Callable[[], Decoded]) -> Decoded:
+    d = decode()
+    d.renamed = True
+    return d
+
+
 def _result_of(d: Decoded) -> PhotoResult:
     """A photo's result as far as decoding goes: done so far, or failed, or skipped."""
     r = PhotoResult(d.job.index, d.job.path, Status.DONE, decode_ms=d.ms, looks_old=d.looks_old)
@@ -305,9 +311,9 @@ class BatchPipeline:
         except (OSError, ValueError) as err:
             failed = Decoded(job, None, error=f"cannot choose an output name ({one_line(str(err), 120)})")
             return lambda: failed
-        return self._gate.wrap(partial(decode_photo, job, out, skip, size=self.colorizer.settings.size,
-                                       max_pixels=self.max_pixels, skip_colour=self.export.colour_inputs == "skip",
-                                       measure_look=self.measure_look))
+        decode = partial(decode_photo, job, out, skip, size=self.colorizer.settings.size, max_pixels=self.max_pixels,
+                         skip_colour=self.export.colour_inputs == "skip", measure_look=self.measure_look)
+        return self._gate.wrap(partial(_marked_renamed, decode) if job.index in planner.renamed else decode)
 
     def _take_batch(self, ahead: DecodeAhead, writes: OrderedWrites, control: RunControl, summary: BatchSummary,
                     on_started: Callable[[Job], None] | None) -> list[Decoded]:
@@ -398,7 +404,7 @@ class BatchPipeline:
             source = ab_source(inf.ab, inf.item)
             res = _result_of(d)
             note = "; ".join(n for n in (d.image.note if d.image is not None else "", inf.note) if n)
-            res.message, res.output = note, d.out
+            res.message, res.output, res.renamed = note, d.out, d.renamed
             res.infer_ms, res.compare_infer_ms = 1000 * infer_s / len(batch), compare_ms
             if photo_diffs is not None:
                 res.p999_abs_diff, res.max_abs_diff = photo_diffs[i]

@@ -318,6 +318,8 @@ class QueueModel(QAbstractTableModel):
             row.status, row.message = Status.QUEUED, "cancelled: run the batch again to colorize it"
         else:
             row.status, row.message, row.output = result.status, result.message, result.output
+            if result.renamed and result.output is not None:  # its own name was taken: where to look for it
+                row.message = "; ".join(m for m in (row.message, f"written as '{result.output.name}'") if m)
             row.width, row.height = result.width or row.width, result.height or row.height
             if result.status == Status.DONE:
                 row.decode_ms, row.infer_ms, row.encode_ms = result.decode_ms, result.infer_ms, result.encode_ms

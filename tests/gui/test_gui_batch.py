@@ -300,3 +300,5 @@ def test_outputs_written_under_a_new_name_are_counted_and_the_way_to_choose_othe
     kept = (tmp_path / "out" / photos[0].name).read_bytes()
     assert blocker.args[0].renamed == 1 and kept == b"someone's earlier file"
     assert "1 under a new name" in window.status_label.text() and "If it exists" in window.status_label.text()
+    rows = window.queue.rows()
+    assert rows[0].message == f"written as '{photos[0].stem} (1).png'" and rows[1].message == ""  # on its own row
