@@ -18,7 +18,7 @@ from gui.model.run_keys import RunKey
 STATUSES = (Status.QUEUED, Status.WORKING, Status.DONE, Status.FAILED, Status.SKIPPED)
 RUNNABLE = (Status.QUEUED, Status.FAILED)  # what Start picks up: new photos, and retries of failed ones
 
-COLUMNS = ("File", "Size", "Status", "Time", "Model", "Baseline", "Difference", "Message")
+COLUMNS = ("File", "Size", "Status", "Time", "Model time", "Baseline", "Difference", "Message")
 COL_FILE, COL_SIZE, COL_STATUS, COL_TIME, COL_MODEL, COL_BASELINE, COL_DIFF, COL_MESSAGE = range(len(COLUMNS))
 COMPARE_COLUMNS = (COL_BASELINE, COL_DIFF)
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1

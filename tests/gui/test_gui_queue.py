@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from types import SimpleNamespace
 
 from helpers import drag_event
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
+from engine.options import PhotoResult, Status
 from gui.model.queue_model import COL_DIFF, COL_MESSAGE, COL_STATUS, COL_TIME, QueueModel
 
 
-def _result(index: int, status: str = "done", **kw: object) -> SimpleNamespace:
+def _result(index: int, status: str = "done", **kw: object) -> PhotoResult:
     base = dict(index=index, source=Path("x"), status=status, message="", output=None, width=60, height=40,
                 decode_ms=2.0, infer_ms=10.0, encode_ms=3.0, compare_infer_ms=None, max_abs_diff=None,
                 p999_abs_diff=None, preview=None)
     base.update(kw)
-    return SimpleNamespace(**base)
+    return PhotoResult(**{**base, "status": Status(base["status"])})  # type: ignore[arg-type]
 
 
 def _drop(window, paths: list[Path]) -> tuple[bool, int]:
