@@ -37,7 +37,6 @@ class Decoded:
     error: str | None = None
     skip: str | None = None
     looks_old: bool | None = None  # read as an old print's scan (``print_look``; None: not looked at); advice only
-    renamed: bool = False  # ``out`` is a "(n)" name, the photo's own being taken
 
     @property
     def pixels(self) -> int:

@@ -145,12 +145,6 @@ class DiffHistogram:
         return min(float(DIFF_EDGES[i + 1]), self.max)
 
 
-def _marked_renamed(decode: Callable[[], Decoded]) -> Decoded:
-    d = decode()
-    d.renamed = True
-    return d
-
-
 def _result_of(d: Decoded) -> PhotoResult:
     """A photo's result as far as decoding goes: done so far, or failed, or skipped."""
     r = PhotoResult(d.job.index, d.job.path, Status.DONE, decode_ms=d.ms, looks_old=d.looks_old)
@@ -263,7 +257,7 @@ class BatchPipeline:
 
         batch_size = self.colorizer.settings.batch_size
         budget = self.max_buffered_pixels
-        planner = OutputPlanner(self.export, jobs)
+        self._planner = planner = OutputPlanner(self.export, jobs)  # this run's: results say which it renamed
         start_decode = partial(self._start_decode, planner)
         rest: list[Job] = []
         with DecodeAhead(jobs, start_decode, workers=self.decode_workers, lookahead=max(2 * batch_size, 4),
@@ -311,9 +305,9 @@ class BatchPipeline:
         except (OSError, ValueError) as err:
             failed = Decoded(job, None, error=f"cannot choose an output name ({one_line(str(err), 120)})")
             return lambda: failed
-        decode = partial(decode_photo, job, out, skip, size=self.colorizer.settings.size, max_pixels=self.max_pixels,
-                         skip_colour=self.export.colour_inputs == "skip", measure_look=self.measure_look)
-        return self._gate.wrap(partial(_marked_renamed, decode) if job.index in planner.renamed else decode)
+        return self._gate.wrap(partial(decode_photo, job, out, skip, size=self.colorizer.settings.size,
+                                       max_pixels=self.max_pixels, skip_colour=self.export.colour_inputs == "skip",
+                                       measure_look=self.measure_look))
 
     def _take_batch(self, ahead: DecodeAhead, writes: OrderedWrites, control: RunControl, summary: BatchSummary,
                     on_started: Callable[[Job], None] | None) -> list[Decoded]:
@@ -404,7 +398,7 @@ class BatchPipeline:
             source = ab_source(inf.ab, inf.item)
             res = _result_of(d)
             note = "; ".join(n for n in (d.image.note if d.image is not None else "", inf.note) if n)
-            res.message, res.output, res.renamed = note, d.out, d.renamed
+            res.message, res.output, res.renamed = note, d.out, d.job.index in self._planner.renamed
             res.infer_ms, res.compare_infer_ms = 1000 * infer_s / len(batch), compare_ms
             if photo_diffs is not None:
                 res.p999_abs_diff, res.max_abs_diff = photo_diffs[i]

@@ -285,13 +285,10 @@ class QueueModel(QAbstractTableModel):
 
     def note_made_by(self, keys: Iterable[int], model: str) -> list[str]:
         """Record that ``model`` made the done rows of ``keys``; returns the other models that had made them before."""
-        before = []
-        for i in self._rows_of(keys):
-            row = self._rows[i]
-            if row.status == Status.DONE:
-                if row.made_by and row.made_by != model:
-                    before.append(row.made_by)
-                row.made_by = model
+        done = [self._rows[i] for i in self._rows_of(keys) if self._rows[i].status == Status.DONE]
+        before = [r.made_by for r in done if r.made_by and r.made_by != model]
+        for r in done:
+            r.made_by = model
         return before
 
     def requeue(self, keys: Iterable[int]) -> int:
