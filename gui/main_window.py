@@ -157,6 +157,7 @@ class MainWindow(QMainWindow):
         self.hint_store.changed.connect(lambda _path: self.batch.offer_run_again("Hints"))
         for signal in (self.queue.rowsInserted, self.queue.rowsRemoved, self.queue.modelReset):
             signal.connect(self.update_actions)
+            signal.connect(self.batch.queue_changed)
         self.engine_panel.device_changed.connect(self.live.start_sampler)
         self.preview.wipe_toggled.connect(self.actions_by_name["wipe"].setChecked)
 

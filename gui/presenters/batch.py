@@ -106,6 +106,14 @@ class BatchPresenter(QObject):
         self.say(f"Loading the model for {whom}…")
         return True
 
+    def queue_changed(self, *_: object) -> None:
+        """Photos added or removed between runs: the progress bar stops showing the last run's count."""
+        runnable = len(self.queue.runnable())
+        if runnable and not self.controller.running:
+            self.views.progress.setRange(0, runnable)
+            self.views.progress.setValue(0)
+            self.views.progress.setFormat(f"{counted(runnable, 'photo')} to run")
+
     def run_again(self) -> bool:
         """Put the selected photos (or all) back in the queue and start: colorize them again."""
         if self.controller.running:

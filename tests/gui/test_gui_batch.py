@@ -302,3 +302,14 @@ def test_outputs_written_under_a_new_name_are_counted_and_the_way_to_choose_othe
     assert "1 under a new name" in window.status_label.text() and "If it exists" in window.status_label.text()
     rows = window.queue.rows()
     assert rows[0].message == f"written as '{photos[0].stem} (1).png'" and rows[1].message == ""  # on its own row
+
+
+def test_photos_queued_after_a_run_reset_the_progress_bar_to_what_is_left_to_run(qtbot, make_window, backend,
+                                                                                 grey_photos):
+    window = make_window(backend)
+    window.queue_presenter.add_paths(grey_photos(1))
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.start_batch()
+    assert window.progress.text().endswith("done")
+    window.queue_presenter.add_paths(grey_photos(4, folder="more"))
+    assert window.progress.text() == "4 photos to run" and window.progress.value() == 0
