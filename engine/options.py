@@ -192,7 +192,7 @@ class PhotoResult:
     p999_abs_diff: float | None = None  # ... and its 99.9th percentile
     preview: Preview | None = None
     looks_old: bool | None = None  # the input reads as an old print's scan (``engine.print_look``; None: not looked at)
-    renamed: bool = False  # ``output`` is a "(n)" name, the photo's own being taken (the local pipeline marks it)
+    renamed: bool = False  # ``output`` is a "(n)" name, the photo's own being taken
 
 
 @dataclass
@@ -220,7 +220,6 @@ class BatchSummary:
     chosen_model: str = ""  # "auto": the model the photos' look chose (a bundled model's name) ...
     model_choice: str = ""  # ... why (``BatchLook.why``) ...
     chosen_weights: Path | None = None  # ... and its weights (None: the shipped model)
-    renamed: int = 0  # photos done whose output went under a "(n)" name, their own being taken
     results: list[PhotoResult] = field(default_factory=list)
 
     @property
@@ -269,9 +268,10 @@ class BatchSummary:
         """Photos done that were looked at for that (``engine.print_look.looks_due``)."""
         return sum(r.looks_old is not None for r in self.results if r.status == Status.DONE)
 
-    def count_renamed(self, planned: set[int]) -> None:
-        """``renamed`` from the job indices the output planner gave a new name (some may have failed since)."""
-        self.renamed = sum(r.status == Status.DONE and r.index in planned for r in self.results)
+    @property
+    def renamed(self) -> int:
+        """Photos done whose output went under a "(n)" name, their own being taken."""
+        return sum(r.renamed for r in self.results if r.status == Status.DONE)
 
     def outcome_text(self) -> str:
         """", 3 under a new name, 2 failed, 1 skipped, cancelled": what went other than planned (empty when all

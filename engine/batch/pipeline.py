@@ -289,7 +289,6 @@ class BatchPipeline:
                 tally.emit(PhotoResult(job.index, job.path, Status.CANCELLED,
                                        summary.stopped_reason or "cancelled before it started"))
         summary.cancelled = control.cancelled
-        summary.count_renamed(planner.renamed)
         summary.p999_abs_diff = diffs.percentile(99.9)
         summary.wall_s = time.perf_counter() - start
         log.info("batch ended (%d queued): %s%s%s", len(jobs), summary.line(),

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -181,7 +181,6 @@ class Recolourer(NewestOnly):
         super().__init__("recolour")
         self._factory = CachedFactory(make, keep=2)  # "auto" moves between two models
         self._auto: tuple[Path | None] | None = None  # "auto": the weights the last batch chose, once one ran
-        self._looks: OrderedDict[Path, BatchLook] = OrderedDict()  # files' looks, the last 256 read; service thread
 
     def follow(self, weights: Path | None) -> None:
         """"auto" previews use the model a batch chose for the queue (None: the shipped model); any thread."""
@@ -199,18 +198,13 @@ class Recolourer(NewestOnly):
         """The model's most likely colours at (x, y) of photo ``key``, as ``suggestions``."""
         self._post("suggest", key, (L, source, x, y, tuple(hints), settings))
 
-    def _look(self, source: Path | None, L: np.ndarray) -> BatchLook:
-        """A photo as its own batch: its file read as a batch reads it (a tone is seen there, not in L), once per
-        file while it is among the last 256 read; its lightness where the file is unknown or unreadable.
+    @staticmethod
+    def _look(source: Path | None, L: np.ndarray) -> BatchLook:
+        """A photo as its own batch: its file read as a batch reads it (a tone is seen there, not in L); its
+        lightness where the file is unknown or unreadable.
         """
-        if source is None:
-            return look_of_lightness(L)
-        look = self._looks.get(source)
-        if look is None:
-            look = self._looks[source] = look_of_batch([source])
-            while len(self._looks) > 256:
-                self._looks.popitem(last=False)
-        return look if look.sampled else look_of_lightness(L)
+        look = _file_look(source) if source is not None else None
+        return look if look is not None and look.sampled else look_of_lightness(L)
 
     def warm(self, settings: ColorizeSettings) -> None:
         """Load the model for ``settings`` now, before the first click waits for it (a photo came on show)."""
@@ -245,6 +239,12 @@ class Recolourer(NewestOnly):
             grey = grey_rgb(L)  # the grey whose lightness is L: suggest reads only L
             x, y = args[2], args[3]
             self.suggestions.emit(key, x, y, colorizer.suggest(grey, x, y, k=4, hints=hints))
+
+
+@lru_cache(maxsize=256)
+def _file_look(source: Path) -> BatchLook:
+    """A file's look, read once while among the last 256 asked for (previews ask again on every hint)."""
+    return look_of_batch([source])
 
 
 class UtilizationSampler(QObject):

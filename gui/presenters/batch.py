@@ -16,7 +16,7 @@ from engine.options import BatchSummary, PhotoResult, Status
 from engine.print_look import old_print_advice
 from gui.model.hint_store import HintStore
 from gui.model.models import OLD_PRINTS, display_name
-from gui.model.queue_model import QueueModel
+from gui.model.queue_model import RUNNABLE, QueueModel
 from gui.model.request import BatchRequest
 from gui.model.run_keys import changed_text, nothing_to_run_text, out_of_date, run_key
 from gui.model.settings import AppSettings
@@ -108,7 +108,8 @@ class BatchPresenter(QObject):
 
     def queue_changed(self, *_: object) -> None:
         """Photos added or removed between runs: the progress bar stops showing the last run's count."""
-        runnable = len(self.queue.runnable())
+        counts = self.queue.counts()
+        runnable = sum(counts[s] for s in RUNNABLE)
         if runnable and not self.controller.running:
             self.views.progress.setRange(0, runnable)
             self.views.progress.setValue(0)

@@ -62,7 +62,8 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
     # The share of the wall time the average actor spent in the model, as "model busy" locally.
     summary.infer_s = rounds.infer_ms / 1000 / max(1, rounds.actors)
     summary.results.sort(key=lambda r: r.index)
-    summary.count_renamed(plan.renamed)
+    for r in summary.results:
+        r.renamed = r.index in plan.renamed
     return ClusterRun(summary, replace(cluster_shape(), actors=rounds.actors), rounds.engine, list(plan.problems),
                       rounds.count)
 
