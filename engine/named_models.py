@@ -3,7 +3,7 @@
 Tuned models live in the user's data folder (platformdirs; ``COLORIZER_MODELS_DIR`` moves it), one
 ``NAME.pt`` with its card beside it (``NAME.json``, ``NAME.md``). The models that come with the app are names
 too, "shipped" and "old-prints" (for scans of old prints), and are never written: tuning saves under a new name,
-so their output cannot change. "auto", the default, names no file: one of those two per batch, by its look.
+so their output cannot change. "auto", the default, names no file: one of those two per folder, by its look.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from .weights import DEFAULT_WEIGHTS, RESOURCES, WeightsError, read_weights
 
 SHIPPED = "shipped"
 OLD_PRINTS = "old-prints"
-AUTO = "auto"  # not a file: one of the two above, chosen per batch by how its photos look (engine.batch.model_choice)
+AUTO = "auto"  # not a file: one of the two above per folder, by how its photos look (engine.batch.model_choice)
 AUTO_CARD = RESOURCES / "models" / "auto.md"
-AUTO_LINE = ("the default: old-prints for a batch that looks like old prints' scans (grain, fading, toning), the "
+AUTO_LINE = ("the default: old-prints for a folder that looks like old prints' scans (grain, fading, toning), the "
              "shipped model otherwise")
 BUNDLED = {SHIPPED: DEFAULT_WEIGHTS, OLD_PRINTS: RESOURCES / "models" / "old-prints.pt"}  # come with the app
 _ABOUT = {SHIPPED: "the model that comes with the app",

@@ -91,7 +91,7 @@ class ColorizeSettings:
     size: int = WORKING_SIZE
     compile: bool = False
     weights: Path | None = None
-    by_look: bool = False  # "auto": the model chosen per batch by its photos' look (``engine.batch.model_choice``)
+    by_look: bool = False  # "auto": the model chosen per folder by its photos' look (``engine.batch.model_choice``)
 
     def validated(self) -> ColorizeSettings:
         if self.engine not in ENGINES:
@@ -220,6 +220,7 @@ class BatchSummary:
     chosen_model: str = ""  # "auto": the model the photos' look chose (a bundled model's name) ...
     model_choice: str = ""  # ... why (``BatchLook.why``) ...
     chosen_weights: Path | None = None  # ... and its weights (None: the shipped model)
+    folder_models: dict[Path, str] = field(default_factory=dict)  # ... the folders whose look chose the other one
     results: list[PhotoResult] = field(default_factory=list)
 
     @property

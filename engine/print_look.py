@@ -159,7 +159,7 @@ def looks_due(index: int) -> bool:
 def old_print_advice(looks_old: int, looked: int, uses_old_prints: bool, name: str = "old-prints") -> str | None:
     """A line suggesting the old-prints model when most photos looked at look like old prints' scans and another
     model coloured them; None otherwise. Photo by photo, this gate sent too many clean photos to it to choose for
-    each one (``docs/experiments``, "an old-print gate"); a batch's majority is what "auto" goes by.
+    each one (``docs/experiments``, "an old-print gate"); a folder's majority is what "auto" goes by.
     """
     if uses_old_prints or looks_old < ADVICE_MIN_PHOTOS or looks_old < ADVICE_SHARE * looked:
         return None

@@ -108,7 +108,7 @@ class MainWindow(QMainWindow):
                                         "timing-dock": self.timing})
         self.status_label = QLabel("Ready")
         self.progress = QProgressBar()
-        self.progress.setMinimumWidth(260)
+        self.progress.setFixedWidth(260)  # a toolbar hint on the status bar hides the label: not widened into its room
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.progress.setFormat("idle")
@@ -129,7 +129,8 @@ class MainWindow(QMainWindow):
         views = BatchViews(self.engine_panel, self.export_panel, self.timing, self.summary, self.progress)
         self.batch: BatchPresenter = BatchPresenter(
             self.controller, self.queue, self.table, self.hint_store, self.viewer, views, self.prefs.current,
-            self.prefs.save, self.queue_presenter.selected_keys, self.set_status, self.shortcut, self)
+            self.prefs.save, self.queue_presenter.selected_keys, self.set_status, self.shortcut,
+            self.backend.outputs_taken, self)
         self.live = LiveFigures(self.backend, self.utilization, self.timing, self)
         self.help: HelpPresenter = HelpPresenter(self.backend, lambda: self.actions_by_name, self.set_status, self)
         self.models = ModelsPresenter(self.backend, self.engine_panel, self.set_status, self)

@@ -2,6 +2,7 @@
 
     python tools/old_prints_through_cli.py PHOTOS [--split all] --scans third --models shipped auto [--json OUT]
     python tools/old_prints_through_cli.py --pool set-a.json set-b.json ...
+    python tools/old_prints_through_cli.py PHOTOS --mixed --models auto one-model  # a queue of two folders
 
 Writes each photo's input (``clean``: its grey copy; ``degrade``: ``degrade.py``'s scan, seed 0; ``third``: the
 third degradation model below) into one folder, runs `python main.py colorize FOLDER --model M` for each model
@@ -9,6 +10,11 @@ third degradation model below) into one folder, runs `python main.py colorize FO
 each output on colour alone: its ab joined with the original's lightness, against the original (the
 chroma-only gain over grey that `evaluate --degrade` reports), with the colourfulness of that join. Prints each
 model's mean with its 90% interval and each model's paired difference against the first.
+
+``--mixed``: a queue as a person with old prints and modern photos brings it, in two folders: a third of the photos
+(by a hash of their name) as their ``--scans`` scans in ``old/``, the rest as grey copies in ``modern/``, both given
+to one `colorize`; the figures are then also given per folder. The model ``one-model`` stands for auto before it chose
+folder by folder: the one model a look at the whole queue calls for (``look_of_batch``), run by name.
 """
 
 from __future__ import annotations
@@ -90,24 +96,38 @@ def main() -> int:
     ap.add_argument("--scans", choices=("clean", "degrade", "third"), default="third")
     ap.add_argument("--models", nargs="+", default=["shipped", "auto"])
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--mixed", action="store_true", help="two folders: a third as scans, the rest as grey copies")
     a = ap.parse_args()
     if a.pool and a.folder is not None or not a.pool and a.folder is None:
         ap.error("a folder of photos, or --pool with reports")
     if a.pool:
         return pool([json.loads(p.read_text()) for p in a.pool])
     photos, _ = load_folder(a.folder, a.split)
-    result: dict = {"folder": str(a.folder), "scans": a.scans, "photos": [n for n, _ in photos], "models": {}}
+    result: dict = {"folder": str(a.folder), "scans": a.scans + ("+clean" if a.mixed else ""),
+                    "photos": [n for n, _ in photos], "models": {}}
+    old = [not a.mixed or zlib.crc32(n.encode()) % 3 == 0 for n, _ in photos]
+    result["old"] = old
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "in"
-        src.mkdir()
+        folders = [Path(tmp) / "old", Path(tmp) / "modern"]
+        for f in folders:
+            f.mkdir()
         names = [f"{i:04d}.png" for i in range(len(photos))]
-        for name, scan in zip(names, scans(photos, a.scans), strict=True):
-            cv2.imwrite(str(src / name), scan[..., ::-1] if scan.ndim == 3 else scan)
+        made = scans(photos, a.scans) if not a.mixed else [
+            s if o else c for s, c, o in zip(scans(photos, a.scans), scans(photos, "clean"), old, strict=True)]
+        paths = [folders[0 if o else 1] / n for n, o in zip(names, old, strict=True)]
+        for path, scan in zip(paths, made, strict=True):
+            cv2.imwrite(str(path), scan[..., ::-1] if scan.ndim == 3 else scan)
         for i, model in enumerate(a.models):
             out = Path(tmp) / f"out-{i}"
+            if model == "one-model":
+                from engine.batch.model_choice import look_of_batch
+
+                model = look_of_batch(paths).model
             chosen = ["--weights", model] if model.endswith(".pt") else ["--model", model]
-            done = subprocess.run([sys.executable, str(ROOT / "main.py"), "colorize", str(src), "--output", str(out),
+            done = subprocess.run([sys.executable, str(ROOT / "main.py"), "colorize",
+                                   *[str(f) for f in folders if any(f.iterdir())], "--output", str(out),
                                    *chosen], capture_output=True, text=True)
+            model = a.models[i]
             if done.returncode != 0:
                 print(done.stderr)
                 return done.returncode
@@ -116,22 +136,35 @@ def main() -> int:
                                        "gain": [r[0] for r in rows], "colourfulness": [r[1] for r in rows]}
     result["truth_colourfulness"] = [colourfulness(rgb) for _, rgb in photos]
     truth_colour = float(np.mean(result["truth_colourfulness"]))
-    first = a.models[0]
-    print(f"{len(photos)} photos from {a.folder}, {a.scans} scans, through `colorize`:")
-    for model, r in result["models"].items():
+    if a.mixed:
+        for kind, keep in (("old/: scans", np.array(old)), ("modern/: grey copies", ~np.array(old))):
+            print(f"{kind}, {keep.sum()} photos:")
+            report(a.models, {m: {**r, "gain": list(np.array(r["gain"])[keep]),
+                                  "colourfulness": list(np.array(r["colourfulness"])[keep])}
+                              for m, r in result["models"].items()},
+                   float(np.mean(np.array(result["truth_colourfulness"])[keep])))
+    print(f"{len(photos)} photos from {a.folder}, {a.scans} scans{' and grey copies' if a.mixed else ''}, "
+          "through `colorize`:")
+    report(a.models, result["models"], truth_colour)
+    if a.json:
+        a.json.write_text(json.dumps(result))
+    return 0
+
+
+def report(models: list[str], results: dict, truth_colour: float) -> None:
+    """Each model's mean gain and colourfulness, with the paired difference against the first."""
+    first = models[0]
+    for model, r in results.items():
         g = np.array(r["gain"])
         lo, hi = bootstrap_interval(lambda i, g=g: float(g[i].mean()), len(g))
         line = (f"  {model:10s} gain over grey {g.mean():+.2f} dB ({lo:+.2f} to {hi:+.2f}), colourfulness "
                 f"{np.mean(r['colourfulness']) / truth_colour:.3f}")
         if model != first:
-            d = g - np.array(result["models"][first]["gain"])
+            d = g - np.array(results[first]["gain"])
             dlo, dhi = bootstrap_interval(lambda i, d=d: float(d[i].mean()), len(d))
             line += f"; against {first} {d.mean():+.3f} ({dlo:+.2f} to {dhi:+.2f}), better on {(d > 0).sum()}"
         print(line)
         print("    " + " | ".join(s for s in r["stdout"] if "chosen" in s))
-    if a.json:
-        a.json.write_text(json.dumps(result))
-    return 0
 
 
 def pool(reports: list[dict]) -> int:
@@ -148,19 +181,23 @@ def pool(reports: list[dict]) -> int:
         print(problem, file=sys.stderr)
         return 2
     truth = np.concatenate([r["truth_colourfulness"] for r in reports])
-    gains = {m: np.concatenate([r["models"][m]["gain"] for r in reports]) for m in models}
-    print(f"{len(truth)} photos pooled from {len(reports)} sets ({reports[0]['scans']} scans):")
-    for m in models:
-        colour = np.concatenate([r["models"][m]["colourfulness"] for r in reports]).mean() / truth.mean()
-        line = f"  {m:10s} gain over grey {gains[m].mean():+.3f} dB, colourfulness {colour:.3f}"
-        if m != models[0]:
-            d = gains[m] - gains[models[0]]
-            lo, hi = bootstrap_interval(lambda i, d=d: float(d[i].mean()), len(d))
-            line += (f"; against {models[0]} {d.mean():+.3f} ({lo:+.3f} to {hi:+.3f}), better on {(d > 0).sum()}, "
-                     f"worse on {(d < 0).sum()}")
-        print(line)
+    old = np.concatenate([r.get("old", [True] * len(r["truth_colourfulness"])) for r in reports]).astype(bool)
+    parts = [("", np.ones(len(truth), bool))] if old.all() else [
+        (" (old/: scans)", old), (" (modern/: grey copies)", ~old), (" (both folders)", np.ones(len(truth), bool))]
+    for part, keep in parts:
+        gains = {m: np.concatenate([r["models"][m]["gain"] for r in reports])[keep] for m in models}
+        print(f"{keep.sum()} photos pooled from {len(reports)} sets ({reports[0]['scans']} scans){part}:")
+        for m in models:
+            colours = np.concatenate([r["models"][m]["colourfulness"] for r in reports])
+            colour = colours[keep].mean() / truth[keep].mean()
+            line = f"  {m:10s} gain over grey {gains[m].mean():+.3f} dB, colourfulness {colour:.3f}"
+            if m != models[0]:
+                d = gains[m] - gains[models[0]]
+                lo, hi = bootstrap_interval(lambda i, d=d: float(d[i].mean()), len(d))
+                line += (f"; against {models[0]} {d.mean():+.3f} ({lo:+.3f} to {hi:+.3f}), better on {(d > 0).sum()}, "
+                         f"worse on {(d < 0).sum()}")
+            print(line)
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

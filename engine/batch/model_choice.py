@@ -1,23 +1,28 @@
 """"auto": the model for a batch chosen by how its photos look. A box of old prints goes to the old-prints model, a
-folder of modern photos to the shipped one; a batch's majority decides, since the gate misjudges a few photos one
-at a time (``docs/experiments``, "auto"). A preview is a batch of one.
+folder of modern photos to the shipped one; a folder's majority decides, since the gate misjudges a few photos one
+at a time (``docs/experiments``, "auto"). A queue of several folders gets each folder's own choice, so a folder of
+old prints dropped beside modern photos is not coloured by the modern photos' model; a folder too small to judge
+alone follows the whole batch. A preview is a batch of one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..imageio import ImageError, decode
+from ..messages import counted, printable
 from ..named_models import BUNDLED, OLD_PRINTS, SHIPPED
 from ..options import ColorizeSettings
 from ..print_look import looks_like_old_print
 
 SAMPLE = 24  # photos looked at, evenly spaced through the batch: about 0.3 s for 1 MP photos, 5 s for 12 MP scans
 OLD_SHARE = 0.5  # the share of them that must read as old prints: the batch's majority
+LOOK_BUDGET = 48  # photos looked at in all when a batch spans several folders (twice one folder's sample)
+FOLDER_MIN = 3  # photos of a folder looked at for it to be judged on its own: fewer follow the whole batch
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,7 @@ class BatchLook:
     @property
     def weights(self) -> Path | None:
         """``ColorizeSettings.weights`` for the model: None for the shipped one (the engine's default)."""
-        return BUNDLED[OLD_PRINTS] if self.model == OLD_PRINTS else None
+        return weights_of(self.model)
 
     def why(self) -> str:
         """Why this model, for the terminal and the window's summary."""
@@ -74,13 +79,92 @@ def look_of_batch(paths: Sequence[Path], sample: int = SAMPLE,
     return BatchLook(looked, old)
 
 
+@dataclass(frozen=True)
+class FolderLooks:
+    """A batch's look folder by folder: ``overall`` pools every photo looked at, ``own`` holds the folders with
+    enough of theirs looked at to be judged alone (the rest follow ``overall``), ``photos`` counts each folder's.
+    """
+
+    overall: BatchLook
+    own: dict[Path, BatchLook] = field(default_factory=dict)
+    photos: dict[Path, int] = field(default_factory=dict)
+
+    def model_of(self, path: Path) -> str:
+        return self.own.get(Path(path).parent, self.overall).model
+
+    @property
+    def models(self) -> dict[str, list[Path]]:
+        """Each model chosen, with its folders in the batch's order."""
+        out: dict[str, list[Path]] = {}
+        for folder in self.photos:
+            out.setdefault(self.own.get(folder, self.overall).model, []).append(folder)
+        return out
+
+    @property
+    def mixed(self) -> bool:
+        return len(self.models) > 1
+
+    @property
+    def main_model(self) -> str:
+        """The model most of the batch's photos go to (the pooled look's on a tie)."""
+        count = {m: sum(self.photos[f] for f in fs) for m, fs in self.models.items()}
+        return max(count, key=lambda m: (count[m], m == self.overall.model)) if count else self.overall.model
+
+    def why(self) -> str:
+        """Why these models, for the terminal and the window's summary."""
+        if not self.mixed:
+            return self.overall.why()
+        parts = [f"{model} for {_folders(fs)} ({counted(sum(self.photos[f] for f in fs), 'photo')})"
+                 for model, fs in sorted(self.models.items(), key=lambda kv: kv[0] != self.main_model)]
+        return (f"chosen folder by folder by the photos' look: {'; '.join(parts)} ({self.overall.looks_old} of the "
+                f"{self.overall.sampled} looked at seem to be scans of old prints)")
+
+    def line(self) -> str:
+        return self.overall.line() if not self.mixed else f"model auto, {self.why()}"
+
+
+def _folders(folders: list[Path]) -> str:
+    """Two folders or fewer by name ('1950s', 'Grandma'), more by their number."""
+    names = [printable(f.name or str(f)) for f in folders]
+    return ", ".join(f"'{n}'" for n in names) if len(names) <= 2 else counted(len(names), "folder")
+
+
+def weights_of(model: str) -> Path | None:
+    """``ColorizeSettings.weights`` for a bundled model's name: None for the shipped one (the engine's default)."""
+    return BUNDLED[OLD_PRINTS] if model == OLD_PRINTS else None
+
+
+def look_by_folder(paths: Sequence[Path], stop: Callable[[], bool] | None = None) -> FolderLooks:
+    """``look_of_batch`` folder by folder (a photo's folder: the one it is in). One folder is looked at as a batch
+    is (``SAMPLE`` photos); several share ``LOOK_BUDGET`` looks, at least ``FOLDER_MIN`` each, so that up to 16 are
+    judged on their own, and the wait before a run stays near a one-folder batch's.
+    """
+    folders: dict[Path, list[Path]] = {}
+    for path in paths:
+        folders.setdefault(Path(path).parent, []).append(Path(path))
+    each = SAMPLE if len(folders) <= 1 else max(FOLDER_MIN, min(SAMPLE, LOOK_BUDGET // len(folders)))
+    looks: dict[Path, BatchLook] = {}
+    left = max(LOOK_BUDGET, SAMPLE)
+    for folder, items in folders.items():
+        if left < FOLDER_MIN or (stop is not None and stop()):
+            break
+        tried = min(each, left, len(items))
+        looks[folder] = look_of_batch(items, tried, stop)
+        left -= tried
+    overall = BatchLook(sum(x.sampled for x in looks.values()), sum(x.looks_old for x in looks.values()))
+    own = {f: x for f, x in looks.items() if x.sampled >= FOLDER_MIN or (len(folders) == 1 and x.sampled)}
+    return FolderLooks(overall, own, {f: len(items) for f, items in folders.items()})
+
+
 def look_of_lightness(L: np.ndarray) -> BatchLook:
     """One photo as its own batch (the window's preview, which holds only its lightness: no tone to read)."""
     return BatchLook(1, int(looks_like_old_print(L, L)))
 
 
-def chosen(settings: ColorizeSettings, look: BatchLook) -> ColorizeSettings:
-    """``settings`` with the model ``look`` calls for, when they ask for one by look; unchanged otherwise."""
+def chosen(settings: ColorizeSettings, look: BatchLook | str) -> ColorizeSettings:
+    """``settings`` with the model ``look`` calls for (or a bundled model named), when they ask for one by look;
+    unchanged otherwise.
+    """
     if not settings.by_look:
         return settings
-    return replace(settings, by_look=False, weights=look.weights)
+    return replace(settings, by_look=False, weights=weights_of(look if isinstance(look, str) else look.model))

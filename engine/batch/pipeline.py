@@ -44,6 +44,7 @@ from ..messages import one_line, short_reason
 from ..options import BatchSummary, ExportOptions, Job, PhotoResult, Preview, Status
 from ..partials import clean_partials
 from .decode_ahead import DecodeAhead, Decoded, decode_photo
+from .diffs import DiffHistogram
 from .ordered_writes import OrderedWrites, WriteOutcome, render_from_source, write_photo
 from .planning import OutputPlanner
 from .quiet import gate_for
@@ -53,10 +54,6 @@ __all__ = ["BatchPipeline", "RunControl", "render_from_source"]
 log = logging.getLogger(__name__)
 
 POLL_S = 0.1  # how often a wait for a decode looks at pause and cancel from other threads
-# |ab| differences are counted in log-spaced bins from 1e-6 to 256 (ab spans about -110..110): each bin is
-# 1.5% wide, so the batch-wide 99.9th percentile is read back within 1.5% (rounded up, never down).
-DIFF_EDGES = np.concatenate([[0.0], np.geomspace(1e-6, 256.0, 1301)])
-
 _Outcome = tuple[PhotoResult, Callable[[], WriteOutcome] | None]  # a photo's result and its write, if any
 
 
@@ -116,33 +113,6 @@ def engine_label(colorizer: Colorizer) -> str:
     """What a comparison names: engine, precision (resolved) and batch size, e.g. "optimized bf16, batch 4"."""
     s = colorizer.settings
     return f"{s.engine} {s.precision}, batch {s.batch_size}"
-
-
-class DiffHistogram:
-    """The |ab| differences of every photo compared, as counts in ``DIFF_EDGES`` bins, for a batch-wide
-    99.9th percentile without keeping the differences themselves.
-    """
-
-    def __init__(self) -> None:
-        self.counts = np.zeros(len(DIFF_EDGES) - 1, np.int64)
-        self.max = 0.0
-
-    def add(self, diff: np.ndarray) -> None:
-        flat = diff.ravel()
-        bins = np.searchsorted(DIFF_EDGES, flat, side="right") - 1
-        self.counts += np.bincount(np.clip(bins, 0, len(self.counts) - 1), minlength=len(self.counts))
-        self.max = max(self.max, float(flat.max()))
-
-    def percentile(self, q: float) -> float | None:
-        """A value that ``q``% of the differences are within (the nearest-rank percentile, rounded up to its
-        bin's upper edge, at most the largest difference); None when nothing was counted.
-        """
-        total = int(self.counts.sum())
-        if total == 0:
-            return None
-        rank = max(1, int(np.ceil(q / 100 * total - 1e-9)))  # 1e-9: 0.999 * 12000 must be 11988, not 11989
-        i = int(np.searchsorted(np.cumsum(self.counts), rank))
-        return min(float(DIFF_EDGES[i + 1]), self.max)
 
 
 def _result_of(d: Decoded) -> PhotoResult:
@@ -206,17 +176,24 @@ class BatchPipeline:
         measure_look: whether photos are read for an old print's look (``PhotoResult.looks_old``; those
             ``print_look.looks_due`` names), for the advice to use old-prints; off where the model was chosen by
             look already (each look costs up to ~60 ms a 12 MP scan in the decode threads).
+        routed: photos (by ``Job.index``) coloured by another colorizer than ``colorizer`` (auto's folders whose
+            look calls for the other model): the same working size, and no ``compare`` (it races one model).
 
     """
 
     def __init__(self, colorizer: Colorizer, export: ExportOptions, *, compare: Colorizer | None = None,
                  decode_workers: int | None = None, encode_workers: int | None = None, preview_size: int = 0,
                  max_pixels: int = MAX_PIXELS, max_buffered_pixels: int = 64_000_000,
-                 hints: Mapping[int, Sequence[Hint]] | None = None, measure_look: bool = True) -> None:
+                 hints: Mapping[int, Sequence[Hint]] | None = None, measure_look: bool = True,
+                 routed: Mapping[int, Colorizer] | None = None) -> None:
         self.measure_look = measure_look
         self.hints = {i: tuple(h) for i, h in (hints or {}).items() if h}
-        if self.hints:
-            colorizer.check_hints(list(self.hints.values()))  # before any photo is read: these weights take hints
+        self.routed = dict(routed or {})
+        if self.routed and (compare is not None or any(c.settings.size != colorizer.settings.size
+                                                       for c in self.routed.values())):
+            raise ValueError("photos routed to another model need the same working size, and no comparison")
+        for i, h in self.hints.items():  # before any photo is read: these weights take hints
+            self.routed.get(i, colorizer).check_hints([h])
         self.colorizer = colorizer
         self.export = export.validated()
         self.compare = compare
@@ -352,16 +329,23 @@ class BatchPipeline:
 
     def _colorize(self, taken: list[Decoded], writes: OrderedWrites, summary: BatchSummary,
                   diffs: DiffHistogram, stopping: Callable[[], bool]) -> None:
-        """One model call for the photos taken up; each photo's result (and write) queued in input order."""
-        batch = [d for d in taken if d.prepared is not None]
-        inferred = iter(self._infer(batch, summary, diffs, stopping) if batch else [])
+        """A model call for the photos taken up (one per model they are routed to); each photo's result (and write)
+        queued in input order.
+        """
+        by_model: dict[int, tuple[Colorizer, list[Decoded]]] = {}
+        for d in taken:
+            if d.prepared is not None:
+                c = self.routed.get(d.job.index, self.colorizer)
+                by_model.setdefault(id(c), (c, []))[1].append(d)
+        outcomes = {d.job.index: outcome for c, batch in by_model.values()
+                    for d, outcome in zip(batch, self._infer(c, batch, summary, diffs, stopping), strict=True)}
         for d in taken:
             if d.prepared is None:
                 writes.add(_result_of(d))
             else:
-                writes.add(*next(inferred))
+                writes.add(*outcomes[d.job.index])
 
-    def _infer(self, batch: list[Decoded], summary: BatchSummary, diffs: DiffHistogram,
+    def _infer(self, c: Colorizer, batch: list[Decoded], summary: BatchSummary, diffs: DiffHistogram,
                stopping: Callable[[], bool]) -> list[_Outcome]:
         """Colorize one batch; each photo's result and its write (None: nothing to write), in batch order."""
         items = [d.prepared for d in batch if d.prepared is not None]
@@ -369,7 +353,6 @@ class BatchPipeline:
         hints = points if any(points) else None
         inferred: list[Inference] | None = None
         try:
-            c = self.colorizer
             with self._gate.timed():
                 if not stopping():  # a cancel that came while the decodes and writes running beside finished
                     t = time.perf_counter()

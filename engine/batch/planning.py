@@ -20,6 +20,9 @@ def _safe_relative(job: Job) -> Path:
     return Path(*parts) if parts else Path(job.path.name)
 
 
+EXISTS = "output exists"  # why "skip" skips a photo
+
+
 class OutputPlanner:
     """Chooses output paths: inside the output folder, never an input, never twice in a batch."""
 
@@ -49,7 +52,7 @@ class OutputPlanner:
         own = job.replaces is not None and os.path.realpath(job.replaces) == key
         if (out.exists() and not own) or clash:
             if e.if_exists == "skip" and not clash:
-                return None, "output exists"
+                return None, EXISTS
             if e.if_exists == "new_name" or clash:
                 out = self._new_name(folder, name, ext)
                 key = os.path.realpath(out)

@@ -26,6 +26,7 @@ def _if_exists(args: argparse.Namespace) -> str:
 
 def colorize_command(args: argparse.Namespace) -> int:
     from ..batch.inputs import collect_inputs
+    from ..batch.model_choice import chosen
     from ..batch.pipeline import BatchPipeline, RunControl
     from ..colorizer import Colorizer
     from ..hints import HintsFileError, load_hints_file
@@ -65,16 +66,17 @@ def colorize_command(args: argparse.Namespace) -> int:
     report = PhotoReport()
     if args.ray:
         if settings.by_look:  # from the inputs this machine can read (a bucket's are not: the shipped model)
-            settings = _chosen_by_look(settings, collect_inputs(args.inputs)[0], report)
+            settings = _chosen_by_look(settings, collect_inputs(args.inputs)[0], report, one_model=True)[0]
         return _colorize_on_ray(args.inputs, settings, export, args.ray, report, hints_file)
     jobs, problems = collect_inputs(args.inputs)
     print_problems(len(jobs), problems)
     if not jobs:
         return 1
-    if settings.by_look:
-        settings = _chosen_by_look(settings, jobs, report)
+    asked = settings
+    settings, routes = _chosen_by_look(settings, jobs, report)
     try:
         colorizer = Colorizer.create(settings)
+        others = {m: Colorizer.create(chosen(asked, m)) for m in set(routes.values())}
     except WeightsError as err:
         print(f"error: {short_reason(err, 300)}", file=sys.stderr)
         return 1
@@ -87,7 +89,8 @@ def colorize_command(args: argparse.Namespace) -> int:
     hints = _matched_hints(hints_file, jobs) if hints_file is not None else {}
     report.start(len(jobs))
     control = RunControl()
-    pipeline = BatchPipeline(colorizer, export, hints=hints, measure_look=not report.chosen)
+    pipeline = BatchPipeline(colorizer, export, hints=hints, measure_look=not report.chosen,
+                             routed={i: others[m] for i, m in routes.items()})
     try:
         summary = pipeline.run(jobs, on_result=report, control=control)
     except KeyboardInterrupt:
@@ -114,14 +117,25 @@ def _notes(report: PhotoReport, summary: BatchSummary, settings: ColorizeSetting
         print(f"note: {advice}")
 
 
-def _chosen_by_look(settings: ColorizeSettings, jobs: list[Job], report: PhotoReport) -> ColorizeSettings:
-    """``--model auto``: the model for these photos by how a sample of them looks; said on the terminal."""
-    from ..batch.model_choice import chosen, look_of_batch
+def _chosen_by_look(settings: ColorizeSettings, jobs: list[Job], report: PhotoReport,
+                    one_model: bool = False) -> tuple[ColorizeSettings, dict[int, str]]:
+    """``--model auto``: the model for these photos by how a sample of each folder looks, said on the terminal; the
+    settings for most of them, and the other model's name for each photo (by job index) whose folder looks otherwise.
+    ``one_model``: the whole run with the model most of them take (a cluster run loads one). Unchanged, with no
+    routes, where the settings name a model.
+    """
+    from ..batch.model_choice import chosen, look_by_folder
 
-    look = look_of_batch([j.path for j in jobs])
-    print(look.line())
-    report.chosen = look.sampled > 0  # chosen by look: no advice to choose otherwise
-    return chosen(settings, look)
+    if not settings.by_look:
+        return settings, {}
+
+    looks = look_by_folder([j.path for j in jobs])
+    main = looks.main_model
+    print(looks.line() if not one_model or not looks.mixed else
+          f"model {main} for every photo (a cluster run takes one model), {looks.why()}")
+    report.chosen = looks.overall.sampled > 0  # chosen by look: no advice to choose otherwise
+    routes = {} if one_model else {j.index: m for j in jobs if (m := looks.model_of(j.path)) != main}
+    return chosen(settings, main), routes
 
 
 def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: ExportOptions, address: str,

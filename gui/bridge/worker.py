@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -23,21 +23,30 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from engine.batch.inputs import collect_inputs
-from engine.batch.model_choice import BatchLook, chosen, look_of_batch, look_of_lightness
+from engine.batch.model_choice import (
+    BatchLook,
+    FolderLooks,
+    chosen,
+    look_by_folder,
+    look_of_batch,
+    look_of_lightness,
+    weights_of,
+)
 from engine.batch.pipeline import BatchPipeline, RunControl, engine_label
+from engine.batch.planning import EXISTS, OutputPlanner
 from engine.color import grey_rgb
 from engine.colorizer import Colorizer, Prepared, reprepare
 from engine.devices import UtilizationMonitor, device_options, resolve_device
 from engine.hints import Hint
 from engine.messages import counted
-from engine.options import ENGINES, BatchSummary, ColorizeSettings, Job
+from engine.options import ENGINES, BatchSummary, ColorizeSettings, ExportOptions, Job
 from engine.runtimes.openvino_runtime import openvino_missing
 from engine.weights import WeightsError, weights_meta
 from gui.bridge import models
 from gui.model.hint_store import NO_HINTS_TEXT
 from gui.model.models import ModelInfo
 from gui.model.newest_only import NewestOnly
-from gui.model.request import BatchRequest
+from gui.model.request import BatchRequest, QueuedPhoto
 
 log = logging.getLogger(__name__)
 
@@ -103,15 +112,19 @@ class BatchWorker(QObject):
         try:
             settings = req.model.validated()
             export = req.export.validated()
-            look = None
-            if settings.by_look:  # the queue's look, so that running a few of its photos again keeps its model
-                look = look_of_batch(req.look_paths or [p.path for p in req.photos],
-                                     stop=lambda: self.control.cancelled)
+            looks, routed, per_folder = None, {}, False
+            if settings.by_look:  # the queue's look, so that running a few of its photos again keeps its models
+                looks = look_by_folder(req.look_paths or [p.path for p in req.photos],
+                                       stop=lambda: self.control.cancelled)
                 if self.control.cancelled:  # during the look: no model to load, nothing chosen
                     summary.cancelled = True
                     return
-                settings = chosen(settings, look)
-                look = look if look.sampled else None  # nothing readable: the shipped model, and the advice stays
+                per_folder = looks.mixed and not req.compare  # a race compares engines on one model
+                others = {m: self._factory(chosen(settings, m)) for m in looks.models
+                          if per_folder and m != looks.main_model}
+                routed = {i: others[m] for i, p in enumerate(req.photos) if (m := looks.model_of(p.path)) in others}
+                settings = chosen(settings, looks.main_model)
+                looks = looks if looks.overall.sampled else None  # nothing readable: shipped, and the advice stays
             colorizer = self._factory(settings)
             compare = (self._factory(replace(settings, engine="baseline", precision="fp32",
                                              device=colorizer.settings.device))  # the same device as the engine
@@ -127,16 +140,19 @@ class BatchWorker(QObject):
                 hints = {}
             elif hints:
                 description += f" with colour hints on {counted(len(hints), 'photo')}"
-            if look is not None:
-                description += f" · {look.line()}"
+            if looks is not None:
+                description += f" · {looks.line() if per_folder or not looks.mixed else _one_model_line(looks)}"
             self.started.emit(description)
             pipeline = BatchPipeline(colorizer, export, compare=compare, preview_size=req.preview_size,
-                                     hints=hints, measure_look=look is None)
+                                     hints=hints, measure_look=looks is None, routed=routed)
             summary = pipeline.run(jobs, on_result=self.image_done.emit, control=self.control,
                                    on_started=lambda job: self.image_started.emit(job.index))
-            if look is not None:
-                summary.chosen_model, summary.model_choice = look.model, look.why()
-                summary.chosen_weights = look.weights
+            if looks is not None:
+                main = looks.main_model
+                summary.chosen_model, summary.chosen_weights = main, weights_of(main)
+                summary.model_choice = looks.why() if per_folder or not looks.mixed else _one_model_line(looks)
+                if per_folder:
+                    summary.folder_models = {f: m for m, fs in looks.models.items() if m != main for f in fs}
         except Exception as err:  # noqa: BLE001 - anything escaping here would leave the UI waiting forever
             log.exception("the batch could not run")
             message = str(err) or type(err).__name__
@@ -180,11 +196,13 @@ class Recolourer(NewestOnly):
     def __init__(self, make: ColorizerFactory) -> None:
         super().__init__("recolour")
         self._factory = CachedFactory(make, keep=2)  # "auto" moves between two models
-        self._auto: tuple[Path | None] | None = None  # "auto": the weights the last batch chose, once one ran
+        self._auto: tuple[Path | None, dict[Path, Path | None]] | None = None  # "auto": the last batch's choice
 
-    def follow(self, weights: Path | None) -> None:
-        """"auto" previews use the model a batch chose for the queue (None: the shipped model); any thread."""
-        self._auto = (weights,)
+    def follow(self, weights: Path | None, folders: dict[Path, str] | None = None) -> None:
+        """"auto" previews use the model a batch chose for the queue (None: the shipped model), or for the photo's
+        folder where the batch chose folder by folder (``BatchSummary.folder_models``); any thread.
+        """
+        self._auto = (weights, {f: weights_of(m) for f, m in (folders or {}).items()})
 
     def request(self, key: int, L: np.ndarray, hints: tuple[Hint, ...], settings: ColorizeSettings,
                 source: Path | None = None) -> None:
@@ -219,8 +237,10 @@ class Recolourer(NewestOnly):
         settings = asked
         if settings.by_look:
             auto = self._auto
-            if auto is not None:  # the model the queue's batch chose
-                settings = replace(settings, by_look=False, weights=auto[0])
+            if auto is not None:  # the model the queue's batch chose, for this photo's folder
+                source = args[1] if kind != "warm" else None
+                weights = auto[1].get(source.parent, auto[0]) if source is not None else auto[0]
+                settings = replace(settings, by_look=False, weights=weights)
             else:  # before any batch, a preview is a batch of one
                 settings = chosen(settings, self._look(args[1], args[0]) if kind != "warm" else BatchLook(0, 0))
         colorizer = self._factory(replace(settings, compile=False).validated())
@@ -239,6 +259,11 @@ class Recolourer(NewestOnly):
             grey = grey_rgb(L)  # the grey whose lightness is L: suggest reads only L
             x, y = args[2], args[3]
             self.suggestions.emit(key, x, y, colorizer.suggest(grey, x, y, k=4, hints=hints))
+
+
+def _one_model_line(looks: FolderLooks) -> str:
+    """A comparison run's choice: one model, though the folders' looks differ."""
+    return f"{looks.main_model} for every photo, as the comparison runs one model ({looks.why()})"
 
 
 @lru_cache(maxsize=256)
@@ -329,6 +354,15 @@ def collect(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
     return [(j.path, j.root) for j in jobs], problems
 
 
+def outputs_taken(photos: Sequence[QueuedPhoto], export: ExportOptions) -> int:
+    """How many of the photos have an output under their own name already (not their own last one, which a run
+    again replaces): the photos "skip" would skip, each a "(1)" copy by default.
+    """
+    jobs = [Job(i, p.path, p.root, p.replaces) for i, p in enumerate(photos)]
+    planner = OutputPlanner(replace(export, if_exists="skip"), jobs)
+    return sum(planner.plan(job)[1] == EXISTS for job in jobs)
+
+
 class Backend:
     """Everything the window needs from the engine, injected by ``gui.app``."""
 
@@ -349,6 +383,9 @@ class Backend:
 
     def collect(self, paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
         return collect(paths)
+
+    def outputs_taken(self, photos: Sequence[QueuedPhoto], export: ExportOptions) -> int:
+        return outputs_taken(photos, export)
 
     def available_options(self) -> dict[str, Any]:
         return available_options()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 SHIPPED = "shipped"  # engine.named_models.SHIPPED: the model that comes with the app, the fallback
 OLD_PRINTS = "old-prints"  # engine.named_models.OLD_PRINTS: comes with the app too, for old prints' scans
-AUTO = "auto"  # engine.named_models.AUTO: one of those two per batch, by how its photos look; the default
+AUTO = "auto"  # engine.named_models.AUTO: one of those two per folder, by how its photos look; the default
 
 
 def display_name(name: str) -> str:
@@ -35,7 +35,7 @@ class ModelInfo:
 
     @property
     def auto(self) -> bool:
-        """Not one weights file: the shipped model or old-prints per batch (``path`` is its card)."""
+        """Not one weights file: the shipped model or old-prints per folder (``path`` is its card)."""
         return self.name == AUTO
 
     @property

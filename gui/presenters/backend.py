@@ -5,7 +5,7 @@ torch-backed engine. The signals' payloads are the torch-free types of ``engine.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -13,9 +13,9 @@ import numpy as np
 from PySide6.QtCore import QObject, QThread, SignalInstance
 
 from engine.hints import Hint
-from engine.options import ColorizeSettings
+from engine.options import ColorizeSettings, ExportOptions
 from gui.model.models import ModelInfo
-from gui.model.request import BatchRequest
+from gui.model.request import BatchRequest, QueuedPhoto
 
 
 class Worker(Protocol):
@@ -62,7 +62,7 @@ class Recolourer(Protocol):
     def suggest(self, key: int, L: np.ndarray, x: float, y: float, hints: tuple[Hint, ...],
                 settings: ColorizeSettings, source: Path | None = None) -> None: ...
     def warm(self, settings: ColorizeSettings) -> None: ...
-    def follow(self, weights: Path | None) -> None: ...
+    def follow(self, weights: Path | None, folders: dict[Path, str] | None = None) -> None: ...
     def stop(self) -> None: ...
 
 
@@ -86,6 +86,9 @@ class Backend(Protocol):
     def make_sampler(self, device: str, parent: QObject | None = None) -> Sampler: ...
     def collect(self, paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
         """Files and folders (walked recursively) -> [(photo, root folder)], problems."""
+        ...
+    def outputs_taken(self, photos: Sequence[QueuedPhoto], export: ExportOptions) -> int:
+        """How many of ``photos`` have an output under their own name already (each would be a "(1)" copy)."""
         ...
     def available_options(self) -> dict[str, Any]:
         """What this machine can run, with the reason for each option it cannot (the engine panel's tooltips)."""

@@ -4,20 +4,21 @@ as results arrive; and the offer to run again once settings changed since photos
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox, QProgressBar, QWidget
 
 from engine.messages import counted
-from engine.options import BatchSummary, PhotoResult, Status
+from engine.options import BatchSummary, ExportOptions, PhotoResult, Status
 from engine.print_look import old_print_advice
 from gui.model.hint_store import HintStore
 from gui.model.models import OLD_PRINTS, display_name
 from gui.model.queue_model import RUNNABLE, QueueModel
-from gui.model.request import BatchRequest
+from gui.model.request import BatchRequest, QueuedPhoto
 from gui.model.run_keys import changed_text, nothing_to_run_text, out_of_date, run_key
 from gui.model.settings import AppSettings
 from gui.presenters.batch_controller import BatchController, progress_format
@@ -26,6 +27,9 @@ from gui.views.charts import SummaryPanel, TimingChart
 from gui.views.engine_panel import EnginePanel
 from gui.views.export_panel import ExportPanel
 from gui.views.queue_table import QueueTable
+from gui.views.taken_dialog import SKIP, ask_about_taken
+
+OutputsTaken = Callable[[Sequence[QueuedPhoto], ExportOptions], int]  # ``Backend.outputs_taken``
 
 
 @dataclass(frozen=True)
@@ -47,12 +51,14 @@ class BatchPresenter(QObject):
     def __init__(self, controller: BatchController, queue: QueueModel, table: QueueTable, hint_store: HintStore,
                  viewer: PreviewPresenter, views: BatchViews, settings: Callable[[], AppSettings],
                  save: Callable[[], None], selected_keys: Callable[[], list[int]], say: Callable[[str], None],
-                 shortcut: Callable[[str], str], parent: QWidget) -> None:
+                 shortcut: Callable[[str], str], outputs_taken: OutputsTaken, parent: QWidget) -> None:
         super().__init__(parent)
         self.controller, self.queue, self.table, self.hint_store = controller, queue, table, hint_store
         self.viewer = viewer
         self.views, self.settings, self.save, self.selected_keys = views, settings, save, selected_keys
         self.say, self.shortcut, self._parent = say, shortcut, parent
+        self.outputs_taken = outputs_taken
+        self.taken_box: QMessageBox | None = None  # the question before a run whose outputs exist already
         self.pause_action: QAction | None = None  # set once the window's actions exist
         self.failure_box: QMessageBox | None = None
         self._failed = False
@@ -69,9 +75,10 @@ class BatchPresenter(QObject):
         c.tick.connect(self._show_progress)
         views.engine_panel.compare_toggled.connect(self.update_compare_columns)
 
-    def start_batch(self, only: set[int] | None = None, selected: bool = False) -> bool:
+    def start_batch(self, only: set[int] | None = None, selected: bool = False, asked: bool = False) -> bool:
         """Snapshot the settings and the runnable rows (of ``only``, the row keys, when given; ``selected``: they
-        are the table's selection) into a request, and start the worker.
+        are the table's selection) into a request, and start the worker. Where at least half of the photos have
+        outputs already and Export would write copies, asks first (``asked``: answered) and returns False.
         """
         if self.controller.running:
             return False
@@ -86,6 +93,11 @@ class BatchPresenter(QObject):
                      else nothing_to_run_text(self.shortcut("run_again")))
             return False
         s = self.settings()
+        if not asked and s.export.if_exists == "new_name":
+            taken = self.outputs_taken(photos, s.export)
+            if taken and 2 * taken >= len(photos):
+                self._ask_about_taken(taken, len(photos), s.export.output_dir, only, selected)
+                return False
         request = BatchRequest(tuple(photos), s.model, s.export, compare=s.compare, preview_size=PREVIEW_SIZE,
                                model_name=s.model_name, look_paths=tuple(r.path for r in self.queue.rows()))
         for p in photos:  # each photo's run key carries its own hints
@@ -105,6 +117,18 @@ class BatchPresenter(QObject):
         self._whom = whom
         self.say(f"Loading the model for {whom}…")
         return True
+
+    def _ask_about_taken(self, taken: int, total: int, folder: Path, only: set[int] | None, selected: bool) -> None:
+        def answer(choice: str) -> None:
+            self.taken_box = None
+            if choice == SKIP:
+                self.views.export_panel.set_choice(replace(self.views.export_panel.choice(), if_exists="skip"))
+            if choice:
+                self.start_batch(only, selected, asked=True)
+            else:
+                self.say("Not started: the photos' outputs exist already")
+
+        self.taken_box = ask_about_taken(self._parent, taken, total, folder, answer)
 
     def queue_changed(self, *_: object) -> None:
         """Photos added or removed between runs: the progress bar stops showing the last run's count."""
@@ -190,8 +214,9 @@ class BatchPresenter(QObject):
         self._check_pause(False)
         self.views.summary.show_summary(summary)
         advice = None
-        if summary.chosen_model:  # auto: "Old prints, chosen by the photos' look: ..."
-            self.views.summary.show_model(f"{display_name(summary.chosen_model)}, {summary.model_choice}")
+        if summary.chosen_model:  # auto: "Old prints, chosen by the photos' look: ..." ("Auto, ... folder by folder")
+            shown = "Auto" if summary.folder_models else display_name(summary.chosen_model)
+            self.views.summary.show_model(f"{shown}, {summary.model_choice}")
         elif req is not None:
             advice = old_print_advice(summary.looks_old, summary.looked, req.model_name == OLD_PRINTS, OLD_PRINTS)
             model = f"{display_name(req.model_name)} (chosen in the Engine panel)"
@@ -203,12 +228,12 @@ class BatchPresenter(QObject):
         if self._failed:
             return  # _on_failed already said why
         text = summary.line()
-        made_by = summary.chosen_model or (req.model_name if req is not None else "")
-        before = self.queue.note_made_by((p.key for p in req.photos), made_by) if req is not None else []
+        before = self._note_made_by(summary, req)
         if summary.chosen_model and before:  # Auto chose anew for a queue that grew: say it, the colours changed
-            text += (f"; {counted(len(before), 'photo')} made before by {display_name(before[0])} came from "
-                     f"{display_name(made_by)} this time, Auto judging the whole queue's look (a model chosen in "
-                     "the Engine panel keeps one)")
+            was, now = before[0]
+            text += (f"; {counted(len(before), 'photo')} made before by {display_name(was)} came from "
+                     f"{display_name(now)} this time, Auto judging the look of the queue's folders (a model chosen "
+                     "in the Engine panel keeps one)")
         if summary.stopped_reason:
             text += f" ({summary.stopped_reason})"
         if summary.done:
@@ -216,6 +241,16 @@ class BatchPresenter(QObject):
         if summary.renamed:
             text += " (as 'photo (1)', their own names being taken: Export's \"If it exists\" chooses)"
         self.say(f"{text}. Most look like old prints: try \"Old prints\" (Engine panel)" if advice else text)
+
+    def _note_made_by(self, summary: BatchSummary, req: BatchRequest | None) -> list[tuple[str, str]]:
+        """Each row's model, as the batch chose it for the photo's folder; (before, now) where it changed."""
+        if req is None:
+            return []
+        main = summary.chosen_model or req.model_name
+        by_model: dict[str, list[int]] = {}
+        for p in req.photos:
+            by_model.setdefault(summary.folder_models.get(p.path.parent, main), []).append(p.key)
+        return [(was, model) for model, keys in by_model.items() for was in self.queue.note_made_by(keys, model)]
 
     @Slot(bool)
     def _on_paused(self, paused: bool) -> None:

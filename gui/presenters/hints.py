@@ -176,7 +176,7 @@ class HintEditor(QObject):
         """
         if not summary.chosen_model or self.recolourer is None:
             return
-        self.recolourer.follow(summary.chosen_weights)
+        self.recolourer.follow(summary.chosen_weights, summary.folder_models)
         for k in [k for k in self._results if k[2].by_look]:
             del self._results[k]
         if self.settings().by_look and self.hints():  # the photo on show, hinted: its colour from that model now

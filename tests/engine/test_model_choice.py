@@ -1,12 +1,15 @@
 """"auto": the model for a run chosen by how its photos look, and the name kept for it."""
 
+from pathlib import Path
+
 import cv2
 import numpy as np
 import pytest
 from helpers import SAMPLES, old_scan
 from test_cli import cli
 
-from engine.batch.model_choice import BatchLook, evenly, look_of_batch
+from engine.batch import model_choice
+from engine.batch.model_choice import BatchLook, FolderLooks, evenly, look_by_folder, look_of_batch
 from engine.imageio import decode
 from engine.named_models import AUTO, BUNDLED, OLD_PRINTS, SHIPPED, ModelNameError, check_name, model_path
 from engine.training.print_gate import grey_copy
@@ -91,3 +94,62 @@ def test_a_cancel_ends_the_look_early(tmp_path):
     asked = []
     look = look_of_batch(sorted(folder.iterdir()), stop=lambda: bool(asked.append(1)) or len(asked) > 1)
     assert look.sampled == 1
+
+
+def test_each_folder_is_judged_on_its_own_and_a_small_one_follows_the_batch(tmp_path):
+    old, clean = _folder(tmp_path, 3, 0, "old"), _folder(tmp_path, 0, 4, "clean")
+    few = _folder(tmp_path, 1, 1, "few")  # two photos: too few to judge alone
+    paths = [*sorted(old.iterdir()), *sorted(clean.iterdir()), *sorted(few.iterdir())]
+    looks = look_by_folder(paths)
+    assert looks.mixed and set(looks.own) == {old, clean}
+    assert looks.model_of(old / "old0.jpg") == OLD_PRINTS and looks.model_of(clean / "clean0.png") == SHIPPED
+    assert (looks.overall.sampled, looks.overall.looks_old) == (9, 4)  # pooled: 4 of 9 old, so the batch's shipped
+    assert looks.model_of(few / "old0.jpg") == SHIPPED
+    assert looks.main_model == SHIPPED and looks.models == {OLD_PRINTS: [old], SHIPPED: [clean, few]}
+    assert looks.why().startswith("chosen folder by folder by the photos' look: shipped for 'clean', 'few' (6 photos); "
+                                  "old-prints for 'old' (3 photos)")
+
+
+def test_one_folder_is_one_batch_as_before(tmp_path):
+    folder = _folder(tmp_path, 2, 1, "a")
+    looks = look_by_folder(sorted(folder.iterdir()))
+    assert not looks.mixed and looks.main_model == OLD_PRINTS
+    assert looks.line() == look_of_batch(sorted(folder.iterdir())).line()
+    single = look_by_folder([folder / "clean0.png"])  # one photo alone is judged, as a preview is
+    assert single.own and single.main_model == SHIPPED
+
+
+def test_many_folders_share_a_bounded_number_of_looks(tmp_path, monkeypatch):
+    read = []
+    monkeypatch.setattr(model_choice, "decode", lambda path: read.append(path) or decode(SAMPLES[0]))
+    paths = [tmp_path / f"f{i}" / f"p{k}.png" for i in range(40) for k in range(10)]
+    looks = look_by_folder(paths)
+    assert len(read) <= model_choice.LOOK_BUDGET
+    judged = len(looks.own)
+    assert judged == model_choice.LOOK_BUDGET // model_choice.FOLDER_MIN  # 16 folders alone, the rest follow all
+    assert all(looks.model_of(p) == looks.overall.model for p in paths[10 * judged:])
+
+
+def test_a_mixed_batch_gives_most_photos_the_model_most_of_them_take():
+    a, b, c = Path("/a"), Path("/b"), Path("/c")
+    looks = FolderLooks(BatchLook(30, 20), {a: BatchLook(24, 20), b: BatchLook(6, 0)}, {a: 5, b: 50, c: 1})
+    assert looks.main_model == SHIPPED  # 50 photos in b, against a's 5 and c's 1 (c follows the pooled look)
+    assert looks.model_of(c / "x.jpg") == OLD_PRINTS
+
+
+def test_colorize_auto_colours_each_folder_with_its_own_model(tmp_path):
+    old, clean = _folder(tmp_path, 3, 0, "old"), _folder(tmp_path, 0, 3, "clean")
+    common = ["--size", "64", "--precision", "fp32", "--format", "png"]
+    p = cli("colorize", old, clean, "--output", tmp_path / "mixed", *common)
+    assert p.returncode == 0, p.stderr
+    assert "model auto, chosen folder by folder" in p.stdout and "old-prints for 'old' (3 photos)" in p.stdout
+    for folder, model in ((old, "old-prints"), (clean, "shipped")):
+        p = cli("colorize", folder, "--output", tmp_path / model, "--model", model, *common)
+        assert p.returncode == 0, p.stderr
+    for folder, model, other in ((old, "old-prints", "shipped"), (clean, "shipped", "old-prints")):
+        for photo in sorted(folder.iterdir()):
+            mixed = cv2.imread(str(tmp_path / "mixed" / f"{photo.stem}.png")).astype(int)
+            own = cv2.imread(str(tmp_path / model / f"{photo.stem}.png")).astype(int)
+            assert np.abs(mixed - own).max() <= 2, (photo, model)
+        wrong = cv2.imread(str(tmp_path / other / f"{photo.stem}.png"))  # the models differ, so the test can fail
+        assert wrong is None or np.abs(mixed - wrong.astype(int)).max() > 2

@@ -189,7 +189,7 @@ def test_compare_mode_reports_both_times_and_the_difference(colorizer, tmp_path)
 
 
 def test_the_batch_wide_p999_is_read_back_within_the_bin_width_and_never_below():
-    from engine.batch.pipeline import DiffHistogram
+    from engine.batch.diffs import DiffHistogram
 
     rng = np.random.default_rng(0)
     parts = [np.abs(rng.standard_t(3, size=(2, 41, 50))).astype(np.float32) * s for s in (1e-3, 0.5, 8.0)]
@@ -267,3 +267,31 @@ def test_outputs_never_land_outside_the_output_folder(colorizer, tmp_path):
     for r in results:
         assert out.resolve() in Path(r.output).resolve().parents
     assert np.all([Path(r.output).exists() for r in results])
+
+
+def test_photos_routed_to_another_colorizer_come_out_as_that_one_colours_them(colorizer, tmp_path):
+    other = Colorizer.create(ColorizeSettings(device="cpu", size=64, batch_size=3, precision="fp32"),
+                             model=random_model(seed=7))
+    mine = Colorizer.create(ColorizeSettings(device="cpu", size=64, batch_size=3, precision="fp32"),
+                            model=random_model())
+    src = make_tree(tmp_path)
+    jobs, _ = collect_inputs([src])
+    routed = {1: other, 3: other}  # b.jpg and d.tif, each in a batch with a photo of the first colorizer
+    summary = BatchPipeline(mine, ExportOptions(tmp_path / "mixed", format="png"), routed=routed).run(jobs)
+    assert summary.done == 4
+    for name, c in (("alone-mine", mine), ("alone-other", other)):
+        BatchPipeline(c, ExportOptions(tmp_path / name, format="png")).run(jobs)
+    for job in jobs:
+        rel = job.path.relative_to(src).with_suffix(".png")
+        mixed = cv2.imread(str(tmp_path / "mixed" / rel)).astype(int)
+        own = cv2.imread(str(tmp_path / ("alone-other" if job.index in routed else "alone-mine") / rel)).astype(int)
+        wrong = cv2.imread(str(tmp_path / ("alone-mine" if job.index in routed else "alone-other") / rel)).astype(int)
+        assert np.abs(mixed - own).max() <= 1 < np.abs(mixed - wrong).max(), rel
+
+
+def test_routing_refuses_a_comparison_or_another_working_size(colorizer):
+    bigger = Colorizer.create(ColorizeSettings(device="cpu", size=128), model=random_model())
+    with pytest.raises(ValueError, match="same working size"):
+        BatchPipeline(colorizer, ExportOptions(Path("out")), routed={0: bigger})
+    with pytest.raises(ValueError, match="no comparison"):
+        BatchPipeline(colorizer, ExportOptions(Path("out")), compare=colorizer, routed={0: colorizer})

@@ -1,4 +1,4 @@
-""""Auto" in the window: the default model, chosen per batch by the photos' look; a preview is a batch of one."""
+""""Auto" in the window: the default model, chosen by the look of each folder's photos; a preview is a batch of one."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _photos(folder, make):
     folder.mkdir()
     paths = []
     for i, sample in enumerate(SAMPLES[:3]):
-        paths.append(folder / f"{sample.stem}.png")
+        paths.append(folder / f"{folder.name}-{sample.stem}.png")  # outputs of two folders do not meet
         cv2.imwrite(str(paths[-1]), make(decode(sample).pixels, i)[..., ::-1])
     return paths
 
@@ -53,13 +53,17 @@ def test_a_queue_of_old_scans_goes_to_old_prints_and_running_part_of_it_again_ke
     model = window.summary.fields["model"].text()
     assert model.startswith("Old prints, chosen by the photos' look: 3 of the 3"), model
 
-    assert window.hint_editor.recolourer._auto == (BUNDLED[OLD_PRINTS],)  # previews follow the batch's choice
+    assert window.hint_editor.recolourer._auto == (BUNDLED[OLD_PRINTS], {})  # previews follow the batch's choice
 
     window.queue_presenter.add_paths(_photos(tmp_path / "clean", lambda photo, _: grey_copy(photo)))
     clean = {r.key for r in window.queue.rows() if r.path.parent.name == "clean"}
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
-        assert window.batch.start_batch(only=clean)  # judged by the whole queue: 3 old of 6, its majority (half)
-    assert window.summary.fields["model"].text().startswith("Old prints, chosen by the photos' look: 3 of the 6")
+        assert window.batch.start_batch(only=clean)  # each folder of the queue judged by its own look
+    model = window.summary.fields["model"].text()
+    assert model.startswith("Auto, chosen folder by folder by the photos' look: old-prints for 'old' (3 photos); "
+                            "shipped for 'clean' (3 photos)"), model
+    assert {r.path.parent.name: r.made_by for r in window.queue.rows()} == {"old": OLD_PRINTS, "clean": SHIPPED}
+    assert window.hint_editor.recolourer._auto == (BUNDLED[OLD_PRINTS], {tmp_path / "clean": None})
     assert "made before by" not in window.status_label.text()  # nothing it had made came from another model
 
 
@@ -69,9 +73,12 @@ def test_photos_run_again_after_the_queue_grew_are_said_to_come_from_the_other_m
     window.queue_presenter.add_paths(_photos(tmp_path / "old", old_scan))
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
         assert window.batch.start_batch()  # old prints, by the 3 of 3
-    for folder in ("clean", "clean-2"):  # now 3 old of 9: the queue's look calls for the shipped model
-        window.queue_presenter.add_paths(_photos(tmp_path / folder, lambda photo, _: grey_copy(photo)))
-    old = {r.key for r in window.queue.rows() if r.path.parent.name == "old"}
+    old = {r.key for r in window.queue.rows()}
+    clean = []  # clean photos put in the same folder: now 3 old of 7, its look calls for the shipped model
+    for i, sample in enumerate(SAMPLES[:4]):
+        clean.append(tmp_path / "old" / f"clean-{i}.png")
+        cv2.imwrite(str(clean[-1]), grey_copy(decode(sample).pixels))
+    window.queue_presenter.add_paths(clean)
     window.queue.requeue(old)
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
         assert window.batch.start_batch(only=old)
@@ -129,9 +136,14 @@ def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtb
     recolourer.follow(BUNDLED[OLD_PRINTS])  # a batch chose old-prints for the queue: previews follow it
     recolourer._serve("colour", 1, (clean_L, clean, (), auto))
     assert used[-1] == BUNDLED[OLD_PRINTS]
+    recolourer.follow(None, {tmp_path: OLD_PRINTS})  # chosen folder by folder: old-prints for this one
+    recolourer._serve("colour", 1, (clean_L, clean, (), auto))
+    assert used[-1] == BUNDLED[OLD_PRINTS]
+    recolourer._serve("colour", 1, (clean_L, tmp_path.parent / "elsewhere.png", (), auto))
+    assert used[-1] is None  # a photo of another folder: the model most of the batch took
 
 
-def _worker_run(tmp_path, paths, cancel=False):
+def _worker_run(tmp_path, paths, cancel=False, compare=False, coloured=None):
     from engine.options import ExportOptions
     from gui.bridge.worker import BatchWorker
     from gui.model.request import BatchRequest, QueuedPhoto
@@ -140,10 +152,19 @@ def _worker_run(tmp_path, paths, cancel=False):
 
     def factory(settings):
         built.append(settings)
-        return Colorizer.create(settings, model=random_model())
+        c = Colorizer.create(settings, model=random_model())
+        infer_photos = c.infer_photos
+        if coloured is not None:  # each model call: the weights and how many photos
+
+            def counted_call(items, *args):
+                coloured.append((settings.weights, len(items)))
+                return infer_photos(items, *args)
+
+            c.infer_photos = counted_call
+        return c
 
     request = BatchRequest(tuple(QueuedPhoto(i, p, p.parent) for i, p in enumerate(paths)),
-                           ColorizeSettings(size=64, by_look=True), ExportOptions(tmp_path / "out"))
+                           ColorizeSettings(size=64, by_look=True), ExportOptions(tmp_path / "out"), compare=compare)
     worker = BatchWorker(request, factory)
     summaries = []
     worker.finished.connect(summaries.append, Qt.ConnectionType.DirectConnection)
@@ -165,3 +186,22 @@ def test_with_no_photo_readable_the_shipped_model_runs_and_nothing_is_said_to_be
     summary, built = _worker_run(tmp_path, [broken])
     assert built[0].weights is None and not built[0].by_look
     assert summary.failed == 1 and summary.chosen_model == ""
+
+
+def test_a_queue_of_several_folders_colours_each_with_the_model_its_look_calls_for(tmp_path):
+    old = _photos(tmp_path / "old", old_scan)
+    clean = [*_photos(tmp_path / "clean", lambda photo, _: grey_copy(photo)),
+             *_photos(tmp_path / "clean-2", lambda photo, _: grey_copy(photo))]
+    coloured: list[tuple[Path | None, int]] = []
+    summary, built = _worker_run(tmp_path, [*clean[:3], *old, *clean[3:]], coloured=coloured)
+    assert summary.done == 9 and summary.chosen_model == SHIPPED  # the model most photos take
+    assert summary.folder_models == {tmp_path / "old": OLD_PRINTS}
+    assert {s.weights for s in built} == {None, BUNDLED[OLD_PRINTS]}
+    by_weights: dict[Path | None, int] = {}
+    for weights, n in coloured:
+        by_weights[weights] = by_weights.get(weights, 0) + n
+    assert by_weights == {None: 6, BUNDLED[OLD_PRINTS]: 3}
+
+    summary, built = _worker_run(tmp_path, [*clean[:3], *old, *clean[3:]], compare=True)  # a race: one model
+    assert summary.folder_models == {} and "for every photo, as the comparison runs one model" in summary.model_choice
+    assert {s.weights for s in built if s.engine != "baseline"} == {None}

@@ -291,7 +291,7 @@ def test_outputs_written_under_a_new_name_are_counted_and_the_way_to_choose_othe
                                                                                              backend, grey_photos,
                                                                                              tmp_path):
     window = make_window(backend)
-    photos = grey_photos(2)
+    photos = grey_photos(3)  # one of three taken: too few to ask about first (test_gui_outputs_taken)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / photos[0].name).write_bytes(b"someone's earlier file")
     window.queue_presenter.add_paths(photos)

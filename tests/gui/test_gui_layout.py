@@ -275,3 +275,13 @@ def test_memory_plot_keeps_a_sensible_minimum_span(qtbot):
                                         busy_percent=10.0, memory_mb=511.5 + t * 0.03))
     y_low, y_high = plot.memory_plot.getPlotItem().viewRange()[1]
     assert y_high - y_low >= 50
+
+
+def test_a_toolbar_hint_on_the_status_bar_leaves_the_progress_bar_its_width(qtbot, backend, tmp_path):
+    window = _window(qtbot, backend, tmp_path, 1600, 1000)
+    qtbot.wait(50)
+    before = window.progress.width()
+    window.statusBar().showMessage("Colorize the queued photos (Ctrl+R)")  # what hovering a toolbar button does
+    qtbot.wait(50)
+    assert window.progress.isVisible() and window.progress.width() == before
+    window.close()

@@ -1,0 +1,76 @@
+"""A run whose photos mostly have outputs already asks first: copies of every photo are not written unasked."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QMessageBox
+
+TIMEOUT_MS = 60_000
+
+
+def _run(qtbot, window) -> None:
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.start_batch()
+
+
+def _second_window(qtbot, make_window, backend, photos):
+    """A later session of the app: the same photos queued again, exporting to the same folder."""
+    window = make_window(backend)
+    window.queue_presenter.add_paths(photos)
+    return window
+
+
+def _answer(qtbot, window, label: str | None) -> None:
+    box = window.batch.taken_box
+    assert box is not None and box.isVisible()
+    button = next(b for b in box.buttons() if b.text() == label) if label else box.button(
+        QMessageBox.StandardButton.Cancel)
+    if label is None:
+        button.click()
+        return
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        button.click()
+
+
+def test_photos_whose_outputs_exist_ask_first_and_skip_them_on_request(qtbot, make_window, backend, grey_photos,
+                                                                        tmp_path):
+    photos = grey_photos(3)
+    _run(qtbot, (first := _second_window(qtbot, make_window, backend, photos)))
+    first.close()
+    window = _second_window(qtbot, make_window, backend, photos)
+    assert not window.batch.start_batch()  # asked, not started
+    box = window.batch.taken_box
+    assert f"All 3 photos to colorize have an output in {tmp_path / 'out'} already" in box.text()
+    assert box.defaultButton().text() == "Skip Them"
+    _answer(qtbot, window, "Skip Them")
+    assert window.export_panel.choice().if_exists == "skip"  # the Export panel says what was chosen
+    assert [r.status for r in window.queue.rows()] == ["skipped"] * 3
+    assert sorted(p.name for p in (tmp_path / "out").rglob("*.png")) == [f"photo{i:02d}.png" for i in range(3)]
+
+
+def test_write_copies_writes_them_under_new_names_and_cancel_starts_nothing(qtbot, make_window, backend,
+                                                                             grey_photos, tmp_path):
+    photos = grey_photos(2)
+    _run(qtbot, (first := _second_window(qtbot, make_window, backend, photos)))
+    first.close()
+    window = _second_window(qtbot, make_window, backend, photos)
+    assert not window.batch.start_batch()
+    _answer(qtbot, window, None)  # Cancel
+    assert not window.controller.running and "Not started" in window.status_label.text()
+    assert not window.batch.start_batch()  # asked again
+    _answer(qtbot, window, "Write Copies")
+    assert window.export_panel.choice().if_exists == "new_name"
+    names = sorted(p.name for p in (tmp_path / "out").rglob("*.png"))
+    assert names == ["photo00 (1).png", "photo00.png", "photo01 (1).png", "photo01.png"]
+
+
+def test_running_again_its_own_outputs_or_a_few_taken_asks_nothing(qtbot, make_window, backend, grey_photos):
+    photos = grey_photos(3)
+    window = _second_window(qtbot, make_window, backend, photos[:1])
+    _run(qtbot, window)
+    window.batch.run_again()  # its own output: replaced, as Run Again does, no question
+    assert window.batch.taken_box is None
+    qtbot.waitUntil(lambda: not window.controller.running, timeout=TIMEOUT_MS)
+    window.close()
+    window = _second_window(qtbot, make_window, backend, photos)  # one of three taken: under half
+    _run(qtbot, window)
+    assert window.batch.taken_box is None
