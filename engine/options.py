@@ -288,6 +288,8 @@ class BatchSummary:
         return f"{self.engine} vs {self.compare_engine}" if self.compare_engine else None
 
     def line(self) -> str:
+        if not self.done:  # nothing coloured: no speed to give ("0 photos in 0.08 s (0.00 photos/s)")
+            return "No photo colorized" + self.outcome_text()
         wall = f"{self.wall_s:.1f}" if self.wall_s >= 1 else f"{self.wall_s:.2f}"  # never "1 photo in 0.0 s"
         text = (f"{counted(self.done, 'photo')} in {wall} s ({self.photos_per_s:.2f} photos/s), "
                 f"model busy {100 * self.model_busy_share:.0f}%") + self.outcome_text()

@@ -228,6 +228,9 @@ class BatchPresenter(QObject):
         if self._failed:
             return  # _on_failed already said why
         text = summary.line()
+        if not summary.done:  # the preview's "N photos queued. Press Start" would be stale
+            self.viewer.queued("No photo was colorized: each row's Message says why. Select a photo to see it.",
+                               offer_action=False)
         before = self._note_made_by(summary, req)
         if summary.chosen_model and before:  # Auto chose anew for a queue that grew: say it, the colours changed
             was, now = before[0]

@@ -67,10 +67,10 @@ class PreviewPresenter(QObject):
                 selected is None and r.status == Status.DONE and r.preview is not None):
             self.show_key(key)  # the photo on show just finished (or failed): show its outcome
 
-    def queued(self, text: str) -> None:
-        """Photos were queued: say ``text`` on the preview while no photo is on show."""
+    def queued(self, text: str, offer_action: bool = True) -> None:
+        """Photos were queued (or a run coloured none): say ``text`` on the preview while no photo is on show."""
         if self.shown_key is None:
-            self.preview.clear(text)
+            self.preview.clear(text, offer_action)
 
     def queue_cleared(self) -> None:
         self.latest_key = self.shown_key = None

@@ -75,7 +75,7 @@ def test_skip_existing_resumes(tmp_path, weights):
     args = ("colorize", tmp_path / "in", "--output", tmp_path / "out", "--weights", weights, "--size", "64")
     assert cli(*args).returncode == 0
     p = cli(*args, "--skip-existing")
-    assert p.returncode == 0 and "0 photos in" in p.stdout and "1 skipped" in p.stdout
+    assert p.returncode == 0 and "No photo colorized, 1 skipped" in p.stdout
     assert sorted(x.name for x in (tmp_path / "out").iterdir()) == ["one.png"]
 
 

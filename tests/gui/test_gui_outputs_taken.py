@@ -44,6 +44,8 @@ def test_photos_whose_outputs_exist_ask_first_and_skip_them_on_request(qtbot, ma
     _answer(qtbot, window, "Skip Them")
     assert window.export_panel.choice().if_exists == "skip"  # the Export panel says what was chosen
     assert [r.status for r in window.queue.rows()] == ["skipped"] * 3
+    assert window.status_label.text().startswith("No photo colorized, 3 skipped")  # no "0.00 photos/s"
+    assert "No photo was colorized" in window.preview.placeholder.label.text()  # not "Press Start"
     assert sorted(p.name for p in (tmp_path / "out").rglob("*.png")) == [f"photo{i:02d}.png" for i in range(3)]
 
 
