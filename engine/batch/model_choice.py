@@ -110,13 +110,16 @@ class FolderLooks:
         count = {m: sum(self.photos[f] for f in fs) for m, fs in self.models.items()}
         return max(count, key=lambda m: (count[m], m == self.overall.model)) if count else self.overall.model
 
+    def breakdown(self) -> str:
+        """Which model the folders' looks call for, the main one first: "shipped for 'modern' (43 photos); ..."."""
+        return "; ".join(f"{model} for {_folders(fs)} ({counted(sum(self.photos[f] for f in fs), 'photo')})"
+                         for model, fs in sorted(self.models.items(), key=lambda kv: kv[0] != self.main_model))
+
     def why(self) -> str:
         """Why these models, for the terminal and the window's summary."""
         if not self.mixed:
             return self.overall.why()
-        parts = [f"{model} for {_folders(fs)} ({counted(sum(self.photos[f] for f in fs), 'photo')})"
-                 for model, fs in sorted(self.models.items(), key=lambda kv: kv[0] != self.main_model)]
-        return (f"chosen folder by folder by the photos' look: {'; '.join(parts)} ({self.overall.looks_old} of the "
+        return (f"chosen folder by folder by the photos' look: {self.breakdown()} ({self.overall.looks_old} of the "
                 f"{self.overall.sampled} looked at seem to be scans of old prints)")
 
     def line(self) -> str:
@@ -137,20 +140,18 @@ def weights_of(model: str) -> Path | None:
 def look_by_folder(paths: Sequence[Path], stop: Callable[[], bool] | None = None) -> FolderLooks:
     """``look_of_batch`` folder by folder (a photo's folder: the one it is in). One folder is looked at as a batch
     is (``SAMPLE`` photos); several share ``LOOK_BUDGET`` looks, at least ``FOLDER_MIN`` each, so that up to 16 are
-    judged on their own, and the wait before a run stays near a one-folder batch's.
+    judged on their own (more folders: 16 of them spread through the batch, the rest following the whole batch's
+    look), and the wait before a run stays near a one-folder batch's.
     """
     folders: dict[Path, list[Path]] = {}
     for path in paths:
         folders.setdefault(Path(path).parent, []).append(Path(path))
     each = SAMPLE if len(folders) <= 1 else max(FOLDER_MIN, min(SAMPLE, LOOK_BUDGET // len(folders)))
     looks: dict[Path, BatchLook] = {}
-    left = max(LOOK_BUDGET, SAMPLE)
-    for folder, items in folders.items():
-        if left < FOLDER_MIN or (stop is not None and stop()):
+    for folder in evenly(list(folders), max(LOOK_BUDGET, SAMPLE) // each):
+        if stop is not None and stop():
             break
-        tried = min(each, left, len(items))
-        looks[folder] = look_of_batch(items, tried, stop)
-        left -= tried
+        looks[folder] = look_of_batch(folders[folder], each, stop)
     overall = BatchLook(sum(x.sampled for x in looks.values()), sum(x.looks_old for x in looks.values()))
     own = {f: x for f, x in looks.items() if x.sampled >= FOLDER_MIN or (len(folders) == 1 and x.sampled)}
     return FolderLooks(overall, own, {f: len(items) for f, items in folders.items()})

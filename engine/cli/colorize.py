@@ -132,7 +132,7 @@ def _chosen_by_look(settings: ColorizeSettings, jobs: list[Job], report: PhotoRe
     looks = look_by_folder([j.path for j in jobs])
     main = looks.main_model
     print(looks.line() if not one_model or not looks.mixed else
-          f"model {main} for every photo (a cluster run takes one model), {looks.why()}")
+          f"model {main} for every photo, as a cluster run loads one model (by the look: {looks.breakdown()})")
     report.chosen = looks.overall.sampled > 0  # chosen by look: no advice to choose otherwise
     routes = {} if one_model else {j.index: m for j in jobs if (m := looks.model_of(j.path)) != main}
     return chosen(settings, main), routes

@@ -263,7 +263,7 @@ class Recolourer(NewestOnly):
 
 def _one_model_line(looks: FolderLooks) -> str:
     """A comparison run's choice: one model, though the folders' looks differ."""
-    return f"{looks.main_model} for every photo, as the comparison runs one model ({looks.why()})"
+    return f"{looks.main_model} for every photo, as a comparison runs one model (by the look: {looks.breakdown()})"
 
 
 @lru_cache(maxsize=256)

@@ -125,9 +125,10 @@ def test_many_folders_share_a_bounded_number_of_looks(tmp_path, monkeypatch):
     paths = [tmp_path / f"f{i}" / f"p{k}.png" for i in range(40) for k in range(10)]
     looks = look_by_folder(paths)
     assert len(read) <= model_choice.LOOK_BUDGET
-    judged = len(looks.own)
-    assert judged == model_choice.LOOK_BUDGET // model_choice.FOLDER_MIN  # 16 folders alone, the rest follow all
-    assert all(looks.model_of(p) == looks.overall.model for p in paths[10 * judged:])
+    assert len(looks.own) == model_choice.LOOK_BUDGET // model_choice.FOLDER_MIN  # 16 judged alone
+    judged = sorted(int(f.name[1:]) for f in looks.own)
+    assert judged[0] == 0 and judged[-1] == 39  # spread through the batch, not its first 16
+    assert all(looks.model_of(p) == looks.overall.model for p in paths if p.parent not in looks.own)
 
 
 def test_a_mixed_batch_gives_most_photos_the_model_most_of_them_take():
@@ -153,3 +154,18 @@ def test_colorize_auto_colours_each_folder_with_its_own_model(tmp_path):
             assert np.abs(mixed - own).max() <= 2, (photo, model)
         wrong = cv2.imread(str(tmp_path / other / f"{photo.stem}.png"))  # the models differ, so the test can fail
         assert wrong is None or np.abs(mixed - wrong.astype(int)).max() > 2
+
+
+def test_a_cluster_run_takes_the_one_model_most_photos_take_and_says_so(tmp_path, capsys):
+    from engine.batch.inputs import collect_inputs
+    from engine.cli.colorize import _chosen_by_look
+    from engine.cli.report import PhotoReport
+    from engine.options import ColorizeSettings
+
+    jobs, _ = collect_inputs([_folder(tmp_path, 3, 0, "old"), _folder(tmp_path, 0, 4, "clean")])
+    settings, routes = _chosen_by_look(ColorizeSettings(by_look=True), jobs, PhotoReport(), one_model=True)
+    assert routes == {} and settings.weights is None and not settings.by_look  # the shipped model: 4 photos of 7
+    assert ("model shipped for every photo, as a cluster run loads one model (by the look: shipped for 'clean' "
+            "(4 photos); old-prints for 'old' (3 photos))") in capsys.readouterr().out
+    settings, routes = _chosen_by_look(ColorizeSettings(by_look=True), jobs, PhotoReport())
+    assert settings.weights is None and sorted(routes) == [j.index for j in jobs if j.path.parent.name == "old"]

@@ -203,5 +203,5 @@ def test_a_queue_of_several_folders_colours_each_with_the_model_its_look_calls_f
     assert by_weights == {None: 6, BUNDLED[OLD_PRINTS]: 3}
 
     summary, built = _worker_run(tmp_path, [*clean[:3], *old, *clean[3:]], compare=True)  # a race: one model
-    assert summary.folder_models == {} and "for every photo, as the comparison runs one model" in summary.model_choice
+    assert summary.folder_models == {} and "for every photo, as a comparison runs one model" in summary.model_choice
     assert {s.weights for s in built if s.engine != "baseline"} == {None}
