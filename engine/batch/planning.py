@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ..imageio import output_extension
@@ -78,3 +79,11 @@ class OutputPlanner:
             if not cand.exists() and key not in self.inputs and key not in self.taken:
                 return cand
             n += 1
+
+
+def outputs_taken(export: ExportOptions, jobs: Sequence[Job]) -> int:
+    """How many of the photos have an output under their own name already (not their own last one, which a run
+    again replaces): those "skip" would skip, each a "(1)" copy by default. Only looks at the disk.
+    """
+    planner = OutputPlanner(replace(export, if_exists="skip"), jobs)
+    return sum(planner.plan(job)[1] == EXISTS for job in jobs)

@@ -29,7 +29,6 @@ def colorize_command(args: argparse.Namespace) -> int:
     from ..batch.model_choice import chosen
     from ..batch.pipeline import BatchPipeline, RunControl
     from ..colorizer import Colorizer
-    from ..hints import HintsFileError, load_hints_file
     from ..named_models import AUTO
     from ..options import ColorizeSettings, ExportOptions
     from ..weights import WeightsError
@@ -52,16 +51,11 @@ def colorize_command(args: argparse.Namespace) -> int:
                                     batch_size=args.batch_size, size=args.size, compile=args.compile,
                                     weights=weights, by_look=auto).validated()
         export = ExportOptions(output_dir=args.output, format=args.format, jpeg_quality=args.quality,
-                               if_exists=_if_exists(args),
-                               colour_inputs=args.colour_inputs, strength=args.strength).validated()
+                               if_exists=_if_exists(args), colour_inputs=args.colour_inputs,
+                               strength=args.strength).validated()
     except ValueError as err:
         raise UsageError(str(err)) from None
-    hints_file: HintsFile | None = None
-    if args.hints is not None:
-        try:
-            hints_file = load_hints_file(args.hints)
-        except HintsFileError as err:
-            raise UsageError(one_line(str(err), 300)) from None
+    hints_file = _hints_file(args.hints) if args.hints is not None else None
     warnings.simplefilter("ignore")  # library warnings mean nothing to the user; failures are reported per photo
     report = PhotoReport()
     if args.ray:
@@ -87,6 +81,7 @@ def colorize_command(args: argparse.Namespace) -> int:
     if hints_file is not None and not colorizer.takes_hints:
         raise UsageError("--hints: these weights take no colour hints (use weights trained with --hint-channels 3)")
     hints = _matched_hints(hints_file, jobs) if hints_file is not None else {}
+    _say_taken(export, jobs)
     report.start(len(jobs))
     control = RunControl()
     pipeline = BatchPipeline(colorizer, export, hints=hints, measure_look=not report.chosen,
@@ -106,6 +101,16 @@ def colorize_command(args: argparse.Namespace) -> int:
     return 1 if report.failed or problems or summary.stopped_reason else 0
 
 
+def _hints_file(path: Path) -> HintsFile:
+    """``--hints FILE`` read, or a one-line usage error saying what is wrong with it."""
+    from ..hints import HintsFileError, load_hints_file
+
+    try:
+        return load_hints_file(path)
+    except HintsFileError as err:
+        raise UsageError(one_line(str(err), 300)) from None
+
+
 def _notes(report: PhotoReport, summary: BatchSummary, settings: ColorizeSettings, export: ExportOptions) -> None:
     """What the person may want to know after the run: outputs under a new name, and the model advice."""
     if summary.renamed:
@@ -115,6 +120,21 @@ def _notes(report: PhotoReport, summary: BatchSummary, settings: ColorizeSetting
         print(f"note: {counted(summary.renamed, 'output')} went under a new name, as 'photo (1).jpg': {why}")
     if advice := report.advice(summary, settings.weights):
         print(f"note: {advice}")
+
+
+def _say_taken(export: ExportOptions, jobs: list[Job]) -> None:
+    """Before a run that would copy most photos' existing outputs ("photo (1).jpg"): the flags that choose
+    otherwise, while Ctrl+C costs nothing.
+    """
+    from ..batch.planning import outputs_taken
+
+    taken = outputs_taken(export, jobs) if export.if_exists == "new_name" else 0
+    n = len(jobs)
+    if taken and 2 * taken >= n:
+        who = ("the photo has" if n == 1 else f"all {n} photos have" if taken == n
+               else f"{taken} of the {n} photos have")
+        print(f"note: {who} an output in {export.output_dir} already: they will be written again as copies "
+              "('photo (1).jpg'); --skip-existing skips them, --overwrite replaces them", file=sys.stderr)
 
 
 def _chosen_by_look(settings: ColorizeSettings, jobs: list[Job], report: PhotoReport,

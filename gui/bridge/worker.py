@@ -33,7 +33,7 @@ from engine.batch.model_choice import (
     weights_of,
 )
 from engine.batch.pipeline import BatchPipeline, RunControl, engine_label
-from engine.batch.planning import EXISTS, OutputPlanner
+from engine.batch.planning import outputs_taken
 from engine.color import grey_rgb
 from engine.colorizer import Colorizer, Prepared, reprepare
 from engine.devices import UtilizationMonitor, device_options, resolve_device
@@ -354,15 +354,6 @@ def collect(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
     return [(j.path, j.root) for j in jobs], problems
 
 
-def outputs_taken(photos: Sequence[QueuedPhoto], export: ExportOptions) -> int:
-    """How many of the photos have an output under their own name already (not their own last one, which a run
-    again replaces): the photos "skip" would skip, each a "(1)" copy by default.
-    """
-    jobs = [Job(i, p.path, p.root, p.replaces) for i, p in enumerate(photos)]
-    planner = OutputPlanner(replace(export, if_exists="skip"), jobs)
-    return sum(planner.plan(job)[1] == EXISTS for job in jobs)
-
-
 class Backend:
     """Everything the window needs from the engine, injected by ``gui.app``."""
 
@@ -385,7 +376,7 @@ class Backend:
         return collect(paths)
 
     def outputs_taken(self, photos: Sequence[QueuedPhoto], export: ExportOptions) -> int:
-        return outputs_taken(photos, export)
+        return outputs_taken(export, [Job(i, p.path, p.root, p.replaces) for i, p in enumerate(photos)])
 
     def available_options(self) -> dict[str, Any]:
         return available_options()

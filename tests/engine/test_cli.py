@@ -87,6 +87,8 @@ def test_a_second_run_writes_new_names_unless_told_to_overwrite(tmp_path, weight
     assert sorted(x.name for x in (tmp_path / "out").iterdir()) == ["one (1).png", "one.png"]
     assert "new name" not in first_run.stdout  # said only when it happened, and then with what to do instead
     assert "1 under a new name" in second_run.stdout and "--overwrite replaces" in second_run.stdout
+    assert "have an output" not in first_run.stderr  # said before the run, while Ctrl+C costs nothing
+    assert "note: the photo has an output" in second_run.stderr and "--skip-existing skips" in second_run.stderr
     first = (tmp_path / "out" / "one.png").stat().st_mtime_ns
     p = cli(*args, "--overwrite", "--strength", "0")
     assert p.returncode == 0 and sorted(x.name for x in (tmp_path / "out").iterdir()) == ["one (1).png", "one.png"]
