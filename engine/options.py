@@ -218,7 +218,7 @@ class BatchSummary:
     max_abs_diff: float | None = None  # largest |ab| difference between the two engines over the batch
     p999_abs_diff: float | None = None  # its 99.9th percentile over every ab value compared
     chosen_model: str = ""  # "auto": the model the photos' look chose (a bundled model's name) ...
-    model_choice: str = ""  # ... why (``BatchLook.why``) ...
+    model_choice: str = ""  # ... the model and why, as the window's Model row says it ...
     chosen_weights: Path | None = None  # ... and its weights (None: the shipped model)
     folder_models: dict[Path, str] = field(default_factory=dict)  # ... the folders whose look chose the other one
     results: list[PhotoResult] = field(default_factory=list)
@@ -290,7 +290,8 @@ class BatchSummary:
     def line(self) -> str:
         if not self.done:  # nothing coloured: no speed to give ("0 photos in 0.08 s (0.00 photos/s)")
             return "No photo colorized" + self.outcome_text()
-        wall = f"{self.wall_s:.1f}" if self.wall_s >= 1 else f"{self.wall_s:.2f}"  # never "1 photo in 0.0 s"
+        own = self.active_s  # the time the rate is over: "100 photos in 11.0 s (9.06 photos/s), 14.5 s paused"
+        wall = f"{own:.1f}" if own >= 1 else f"{own:.2f}"  # never "1 photo in 0.0 s"
         text = (f"{counted(self.done, 'photo')} in {wall} s ({self.photos_per_s:.2f} photos/s), "
                 f"model busy {100 * self.model_busy_share:.0f}%") + self.outcome_text()
         if self.paused_s > 0:

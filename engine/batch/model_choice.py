@@ -7,16 +7,18 @@ alone follows the whole batch. A preview is a batch of one.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from ..imageio import ImageError, decode
+from ..imageio import IMAGE_EXTENSIONS, ImageError, decode
 from ..messages import counted, printable
 from ..named_models import BUNDLED, OLD_PRINTS, SHIPPED
 from ..options import ColorizeSettings
+from ..partials import PARTIAL_MARK
 from ..print_look import looks_like_old_print
 
 SAMPLE = 24  # photos looked at, evenly spaced through the batch: about 0.3 s for 1 MP photos, 5 s for 12 MP scans
@@ -110,20 +112,35 @@ class FolderLooks:
         count = {m: sum(self.photos[f] for f in fs) for m, fs in self.models.items()}
         return max(count, key=lambda m: (count[m], m == self.overall.model)) if count else self.overall.model
 
-    def breakdown(self) -> str:
-        """Which model the folders' looks call for, the main one first: "shipped for 'modern' (43 photos); ..."."""
-        return "; ".join(f"{model} for {_folders(fs)} ({counted(sum(self.photos[f] for f in fs), 'photo')})"
-                         for model, fs in sorted(self.models.items(), key=lambda kv: kv[0] != self.main_model))
+    def look_of(self, model: str) -> BatchLook:
+        """The looks behind ``model``'s folders: those judged alone, summed (the whole batch's where none was)."""
+        own = [self.own[f] for f in self.models.get(model, []) if f in self.own]
+        return BatchLook(sum(x.sampled for x in own), sum(x.looks_old for x in own)) if own else self.overall
 
-    def why(self) -> str:
+    def for_photos(self, paths: Sequence[Path]) -> FolderLooks:
+        """The same choices, told for ``paths`` (a run of some of the photos looked at): their folders and counts."""
+        photos: dict[Path, int] = {}
+        for path in paths:
+            photos[Path(path).parent] = photos.get(Path(path).parent, 0) + 1
+        return FolderLooks(self.overall, self.own, photos)
+
+    def breakdown(self, name: Callable[[str], str] = str) -> str:
+        """Each model with its folders, photos and looks, the main one first: "shipped for 'modern' (43 photos; 2 of
+        the 24 looked at read as old prints); ..."; ``name``: how a model is named (the window's "Old prints").
+        """
+        return "; ".join(
+            f"{name(m)} for {_folders(fs)} ({counted(sum(self.photos[f] for f in fs), 'photo')}; "
+            f"{self.look_of(m).looks_old} of the {self.look_of(m).sampled} looked at read as old prints)"
+            for m, fs in sorted(self.models.items(), key=lambda kv: kv[0] != self.main_model))
+
+    def why(self, name: Callable[[str], str] = str) -> str:
         """Why these models, for the terminal and the window's summary."""
         if not self.mixed:
-            return self.overall.why()
-        return (f"chosen folder by folder by the photos' look: {self.breakdown()} ({self.overall.looks_old} of the "
-                f"{self.overall.sampled} looked at seem to be scans of old prints)")
+            return self.look_of(self.main_model).why()
+        return f"chosen folder by folder by the photos' look: {self.breakdown(name)}"
 
     def line(self) -> str:
-        return self.overall.line() if not self.mixed else f"model auto, {self.why()}"
+        return self.look_of(self.main_model).line() if not self.mixed else f"model auto, {self.why()}"
 
 
 def _folders(folders: list[Path]) -> str:
@@ -155,6 +172,16 @@ def look_by_folder(paths: Sequence[Path], stop: Callable[[], bool] | None = None
     overall = BatchLook(sum(x.sampled for x in looks.values()), sum(x.looks_old for x in looks.values()))
     own = {f: x for f, x in looks.items() if x.sampled >= FOLDER_MIN or (len(folders) == 1 and x.sampled)}
     return FolderLooks(overall, own, {f: len(items) for f, items in folders.items()})
+
+
+def photos_in(folder: Path) -> list[Path]:
+    """The photos directly in ``folder`` (not in its subfolders), by name; [] where it cannot be listed."""
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(Path(e.path) for e in entries if Path(e.name).suffix.lower() in IMAGE_EXTENSIONS
+                          and PARTIAL_MARK not in e.name and e.is_file())
+    except OSError:
+        return []
 
 
 def look_of_lightness(L: np.ndarray) -> BatchLook:

@@ -30,6 +30,7 @@ from engine.batch.model_choice import (
     look_by_folder,
     look_of_batch,
     look_of_lightness,
+    photos_in,
     weights_of,
 )
 from engine.batch.pipeline import BatchPipeline, RunControl, engine_label
@@ -44,7 +45,7 @@ from engine.runtimes.openvino_runtime import openvino_missing
 from engine.weights import WeightsError, weights_meta
 from gui.bridge import models
 from gui.model.hint_store import NO_HINTS_TEXT
-from gui.model.models import ModelInfo
+from gui.model.models import ModelInfo, display_name
 from gui.model.newest_only import NewestOnly
 from gui.model.request import BatchRequest, QueuedPhoto
 
@@ -93,7 +94,8 @@ class BatchWorker(QObject):
     ``finished`` last.
     """
 
-    started = Signal(str)  # engine description, e.g. "optimized fp32 on cpu" (compare mode: both engines)
+    started = Signal(str)  # engine description, e.g. "optimized fp32 on cpu" (compare mode: both engines); " · " and
+    # auto's choice after it, when the model was chosen by look
     image_started = Signal(int)  # the photo's position in request.photos
     image_done = Signal(object)  # engine.options.PhotoResult; .index is the position in request.photos
     failed = Signal(str)  # one line: weights missing, bad settings, ...
@@ -112,19 +114,17 @@ class BatchWorker(QObject):
         try:
             settings = req.model.validated()
             export = req.export.validated()
-            looks, routed, per_folder = None, {}, False
+            looks = None
             if settings.by_look:  # the queue's look, so that running a few of its photos again keeps its models
                 looks = look_by_folder(req.look_paths or [p.path for p in req.photos],
                                        stop=lambda: self.control.cancelled)
                 if self.control.cancelled:  # during the look: no model to load, nothing chosen
                     summary.cancelled = True
                     return
-                per_folder = looks.mixed and not req.compare  # a race compares engines on one model
-                others = {m: self._factory(chosen(settings, m)) for m in looks.models
-                          if per_folder and m != looks.main_model}
-                routed = {i: others[m] for i, p in enumerate(req.photos) if (m := looks.model_of(p.path)) in others}
-                settings = chosen(settings, looks.main_model)
-                looks = looks if looks.overall.sampled else None  # nothing readable: shipped, and the advice stays
+            choice = _Choice(looks, req)
+            settings = chosen(settings, choice.main) if looks is not None else settings
+            others = {m: self._factory(chosen(req.model.validated(), m)) for m in choice.others}
+            routed = {i: others[m] for i, m in choice.routes.items()}
             colorizer = self._factory(settings)
             compare = (self._factory(replace(settings, engine="baseline", precision="fp32",
                                              device=colorizer.settings.device))  # the same device as the engine
@@ -140,19 +140,16 @@ class BatchWorker(QObject):
                 hints = {}
             elif hints:
                 description += f" with colour hints on {counted(len(hints), 'photo')}"
-            if looks is not None:
-                description += f" · {looks.line() if per_folder or not looks.mixed else _one_model_line(looks)}"
+            if choice.text:
+                description += f" · {choice.text}"
             self.started.emit(description)
             pipeline = BatchPipeline(colorizer, export, compare=compare, preview_size=req.preview_size,
-                                     hints=hints, measure_look=looks is None, routed=routed)
+                                     hints=hints, measure_look=not choice.text, routed=routed)
             summary = pipeline.run(jobs, on_result=self.image_done.emit, control=self.control,
                                    on_started=lambda job: self.image_started.emit(job.index))
-            if looks is not None:
-                main = looks.main_model
-                summary.chosen_model, summary.chosen_weights = main, weights_of(main)
-                summary.model_choice = looks.why() if per_folder or not looks.mixed else _one_model_line(looks)
-                if per_folder:
-                    summary.folder_models = {f: m for m, fs in looks.models.items() if m != main for f in fs}
+            if choice.text:
+                summary.chosen_model, summary.chosen_weights = choice.main, weights_of(choice.main)
+                summary.model_choice, summary.folder_models = choice.text, choice.folder_models
         except Exception as err:  # noqa: BLE001 - anything escaping here would leave the UI waiting forever
             log.exception("the batch could not run")
             message = str(err) or type(err).__name__
@@ -218,10 +215,10 @@ class Recolourer(NewestOnly):
 
     @staticmethod
     def _look(source: Path | None, L: np.ndarray) -> BatchLook:
-        """A photo as its own batch: its file read as a batch reads it (a tone is seen there, not in L); its
-        lightness where the file is unknown or unreadable.
+        """A photo as a run of its folder would judge it, before any run: the folder's photos read as a run reads
+        them (a tone is seen in the files, not in L); the photo's lightness where none can be read.
         """
-        look = _file_look(source) if source is not None else None
+        look = _folder_look(source.parent) if source is not None else None
         return look if look is not None and look.sampled else look_of_lightness(L)
 
     def warm(self, settings: ColorizeSettings) -> None:
@@ -261,15 +258,39 @@ class Recolourer(NewestOnly):
             self.suggestions.emit(key, x, y, colorizer.suggest(grey, x, y, k=4, hints=hints))
 
 
-def _one_model_line(looks: FolderLooks) -> str:
-    """A comparison run's choice: one model, though the folders' looks differ."""
-    return f"{looks.main_model} for every photo, as a comparison runs one model (by the look: {looks.breakdown()})"
+class _Choice:
+    """Auto's choice for one run, from the queue's ``looks`` (None: a model chosen by name): the run's ``main`` model,
+    the ``others`` it routes photos to (``routes``: by request index), ``folder_models`` for the previews (the queue's
+    folders whose model is not ``main``) and ``text``, the Model row ("" where nothing was chosen by look). A
+    comparison races one model: ``main`` for every photo.
+    """
+
+    def __init__(self, looks: FolderLooks | None, req: BatchRequest) -> None:
+        self.main, self.others, self.text = "", set[str](), ""
+        self.routes: dict[int, str] = {}
+        self.folder_models: dict[Path, str] = {}
+        if looks is None or not looks.overall.sampled:  # nothing readable: the shipped model, and the advice stays
+            self.main = looks.main_model if looks is not None else ""
+            return
+        run = looks.for_photos([p.path for p in req.photos])
+        self.main = run.main_model
+        if req.compare and run.mixed:
+            self.text = (f"{display_name(self.main)} for every photo, as a comparison runs one model (by the look: "
+                         f"{run.breakdown(display_name)})")
+            return
+        self.text = f"{'Auto' if run.mixed else display_name(self.main)}, {run.why(display_name)}"
+        self.routes = {i: m for i, p in enumerate(req.photos) if (m := looks.model_of(p.path)) != self.main}
+        self.others = set(self.routes.values())
+        if not req.compare:
+            self.folder_models = {f: m for m, fs in looks.models.items() if m != self.main for f in fs}
 
 
-@lru_cache(maxsize=256)
-def _file_look(source: Path) -> BatchLook:
-    """A file's look, read once while among the last 256 asked for (previews ask again on every hint)."""
-    return look_of_batch([source])
+@lru_cache(maxsize=64)
+def _folder_look(folder: Path) -> BatchLook:
+    """A folder's look (up to 24 of its photos), read once while among the last 64 asked for (previews ask again
+    on every hint; the first hint in a folder of 12 MP scans waits about 5 s for it).
+    """
+    return look_of_batch(photos_in(folder))
 
 
 class UtilizationSampler(QObject):

@@ -27,7 +27,7 @@ from gui.views.charts import SummaryPanel, TimingChart
 from gui.views.engine_panel import EnginePanel
 from gui.views.export_panel import ExportPanel
 from gui.views.queue_table import QueueTable
-from gui.views.taken_dialog import SKIP, ask_about_taken
+from gui.views.taken_dialog import ask_about_taken
 
 OutputsTaken = Callable[[Sequence[QueuedPhoto], ExportOptions], int]  # ``Backend.outputs_taken``
 
@@ -75,10 +75,11 @@ class BatchPresenter(QObject):
         c.tick.connect(self._show_progress)
         views.engine_panel.compare_toggled.connect(self.update_compare_columns)
 
-    def start_batch(self, only: set[int] | None = None, selected: bool = False, asked: bool = False) -> bool:
+    def start_batch(self, only: set[int] | None = None, selected: bool = False, if_exists: str = "") -> bool:
         """Snapshot the settings and the runnable rows (of ``only``, the row keys, when given; ``selected``: they
         are the table's selection) into a request, and start the worker. Where at least half of the photos have
-        outputs already and Export would write copies, asks first (``asked``: answered) and returns False.
+        outputs already and Export would write copies, asks first and returns False; ``if_exists``: the answer,
+        for this run only.
         """
         if self.controller.running:
             return False
@@ -93,7 +94,9 @@ class BatchPresenter(QObject):
                      else nothing_to_run_text(self.shortcut("run_again")))
             return False
         s = self.settings()
-        if not asked and s.export.if_exists == "new_name":
+        if if_exists:
+            s = replace(s, export=replace(s.export, if_exists=if_exists))
+        elif s.export.if_exists == "new_name":
             taken = self.outputs_taken(photos, s.export)
             if taken and 2 * taken >= len(photos):
                 self._ask_about_taken(taken, len(photos), s.export.output_dir, only, selected)
@@ -121,10 +124,8 @@ class BatchPresenter(QObject):
     def _ask_about_taken(self, taken: int, total: int, folder: Path, only: set[int] | None, selected: bool) -> None:
         def answer(choice: str) -> None:
             self.taken_box = None
-            if choice == SKIP:
-                self.views.export_panel.set_choice(replace(self.views.export_panel.choice(), if_exists="skip"))
             if choice:
-                self.start_batch(only, selected, asked=True)
+                self.start_batch(only, selected, if_exists=choice)
             else:
                 self.say("Not started: the photos' outputs exist already")
 
@@ -178,6 +179,9 @@ class BatchPresenter(QObject):
     @Slot(str)
     def _on_started(self, description: str) -> None:
         self.say(f"Colorizing {self._whom} with {description}")
+        _, _, model = description.partition(" · ")  # auto's choice, shown while the run goes on
+        if model:
+            self.views.summary.show_model(model)
 
     @Slot(object)
     def _on_image_done(self, r: PhotoResult) -> None:
@@ -215,8 +219,7 @@ class BatchPresenter(QObject):
         self.views.summary.show_summary(summary)
         advice = None
         if summary.chosen_model:  # auto: "Old prints, chosen by the photos' look: ..." ("Auto, ... folder by folder")
-            shown = "Auto" if summary.folder_models else display_name(summary.chosen_model)
-            self.views.summary.show_model(f"{shown}, {summary.model_choice}")
+            self.views.summary.show_model(summary.model_choice if summary.done else "– (no photo colorized)")
         elif req is not None:
             advice = old_print_advice(summary.looks_old, summary.looked, req.model_name == OLD_PRINTS, OLD_PRINTS)
             model = f"{display_name(req.model_name)} (chosen in the Engine panel)"

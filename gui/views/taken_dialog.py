@@ -12,24 +12,27 @@ from PySide6.QtWidgets import QAbstractButton, QMessageBox, QWidget
 
 from engine.messages import counted
 
-COPIES, SKIP = "copies", "skip"  # the answers; "" for Cancel
+ANSWERS = {"Write Copies": "new_name", "Replace Them": "overwrite", "Skip Them": "skip"}  # -> if_exists, this run
 
 
 def ask_about_taken(parent: QWidget, taken: int, total: int, folder: Path,
                     answer: Callable[[str], None]) -> QMessageBox:
-    """Opens the question (window-modal, not blocking) and calls ``answer`` with the choice once it is made."""
+    """Opens the question (window-modal, not blocking); ``answer`` gets the run's ``ExportOptions.if_exists``
+    ("new_name", "overwrite" or "skip"), or "" for Cancel, once it is chosen.
+    """
     some = "All" if taken == total else f"{taken} of the"
     box = QMessageBox(QMessageBox.Icon.Question, "Outputs exist already",
                       f"{some} {counted(total, 'photo')} to colorize have an output in {folder} already.",
                       QMessageBox.StandardButton.Cancel, parent)
-    box.setInformativeText("Write them again as copies beside the old ones (\"photo (1).jpg\"), or skip the photos "
-                           "that have one? Export's \"If it exists\" decides without asking; it can also replace them.")
-    copies = box.addButton("Write Copies", QMessageBox.ButtonRole.AcceptRole)
-    skip = box.addButton("Skip Them", QMessageBox.ButtonRole.AcceptRole)
-    box.setDefaultButton(skip)
+    box.setInformativeText("Write them again as copies beside the old ones (named like \"photo (1)\"), replace the "
+                           "old ones, or skip the photos that have one? This run only: Export's \"If it exists\" "
+                           "decides without asking.")
+    buttons = {box.addButton(label, QMessageBox.ButtonRole.DestructiveRole if mode == "overwrite"
+                             else QMessageBox.ButtonRole.AcceptRole): mode for label, mode in ANSWERS.items()}
+    box.setDefaultButton(next(b for b, mode in buttons.items() if mode == "skip"))
 
     def clicked(button: QAbstractButton) -> None:
-        answer(COPIES if button is copies else SKIP if button is skip else "")
+        answer(next((mode for b, mode in buttons.items() if b is button), ""))  # Cancel: ""
 
     box.buttonClicked.connect(clicked)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -106,8 +106,13 @@ def test_each_folder_is_judged_on_its_own_and_a_small_one_follows_the_batch(tmp_
     assert (looks.overall.sampled, looks.overall.looks_old) == (9, 4)  # pooled: 4 of 9 old, so the batch's shipped
     assert looks.model_of(few / "old0.jpg") == SHIPPED
     assert looks.main_model == SHIPPED and looks.models == {OLD_PRINTS: [old], SHIPPED: [clean, few]}
-    assert looks.why().startswith("chosen folder by folder by the photos' look: shipped for 'clean', 'few' (6 photos); "
-                                  "old-prints for 'old' (3 photos)")
+    assert looks.why() == ("chosen folder by folder by the photos' look: shipped for 'clean', 'few' (6 photos; 0 of "
+                           "the 4 looked at read as old prints); old-prints for 'old' (3 photos; 3 of the 3 looked at "
+                           "read as old prints)")  # each model's own folders' looks: 'few' was not judged alone
+    run = looks.for_photos([old / "old0.jpg"])  # a run of one of the old photos: told as its own choice
+    assert not run.mixed and run.line() == "model old-prints, chosen by the photos' look: 3 of the 3 looked at seem " \
+                                           "to be scans of old prints"
+    assert looks.breakdown(str.upper).startswith("SHIPPED for")
 
 
 def test_one_folder_is_one_batch_as_before(tmp_path):
@@ -143,7 +148,8 @@ def test_colorize_auto_colours_each_folder_with_its_own_model(tmp_path):
     common = ["--size", "64", "--precision", "fp32", "--format", "png"]
     p = cli("colorize", old, clean, "--output", tmp_path / "mixed", *common)
     assert p.returncode == 0, p.stderr
-    assert "model auto, chosen folder by folder" in p.stdout and "old-prints for 'old' (3 photos)" in p.stdout
+    assert "model auto, chosen folder by folder" in p.stdout
+    assert "old-prints for 'old' (3 photos; 3 of the 3" in p.stdout
     for folder, model in ((old, "old-prints"), (clean, "shipped")):
         p = cli("colorize", folder, "--output", tmp_path / model, "--model", model, *common)
         assert p.returncode == 0, p.stderr
@@ -165,7 +171,20 @@ def test_a_cluster_run_takes_the_one_model_most_photos_take_and_says_so(tmp_path
     jobs, _ = collect_inputs([_folder(tmp_path, 3, 0, "old"), _folder(tmp_path, 0, 4, "clean")])
     settings, routes = _chosen_by_look(ColorizeSettings(by_look=True), jobs, PhotoReport(), one_model=True)
     assert routes == {} and settings.weights is None and not settings.by_look  # the shipped model: 4 photos of 7
+    out = capsys.readouterr().out
     assert ("model shipped for every photo, as a cluster run loads one model (by the look: shipped for 'clean' "
-            "(4 photos); old-prints for 'old' (3 photos))") in capsys.readouterr().out
+            "(4 photos; 0 of the 4 looked at read as old prints); old-prints for 'old' (3 photos;") in out
     settings, routes = _chosen_by_look(ColorizeSettings(by_look=True), jobs, PhotoReport())
     assert settings.weights is None and sorted(routes) == [j.index for j in jobs if j.path.parent.name == "old"]
+
+
+def test_a_folders_photos_are_its_own_images_not_its_subfolders_or_partial_outputs(tmp_path):
+    from engine.batch.model_choice import photos_in
+    from engine.partials import PARTIAL_MARK
+
+    folder = _folder(tmp_path, 1, 1, "box")
+    (folder / "notes.txt").write_text("not a photo")
+    (folder / f"half{PARTIAL_MARK}.png").write_bytes(b"being written")
+    _folder(folder, 1, 0, "inner")
+    assert photos_in(folder) == [folder / "clean0.png", folder / "old0.jpg"]
+    assert photos_in(tmp_path / "missing") == []

@@ -295,3 +295,9 @@ def test_routing_refuses_a_comparison_or_another_working_size(colorizer):
         BatchPipeline(colorizer, ExportOptions(Path("out")), routed={0: bigger})
     with pytest.raises(ValueError, match="no comparison"):
         BatchPipeline(colorizer, ExportOptions(Path("out")), compare=colorizer, routed={0: colorizer})
+
+
+def test_the_summary_line_gives_the_time_its_rate_is_over_and_the_pause_apart():
+    line = BatchSummary(total=100, done=100, wall_s=25.5, paused_s=14.5, infer_s=2.0).line()
+    assert line.startswith("100 photos in 11.0 s (9.09 photos/s)") and line.endswith(", 14.5 s paused (not counted)")
+    assert BatchSummary(total=3, skipped=3, wall_s=0.08).line() == "No photo colorized, 3 skipped"

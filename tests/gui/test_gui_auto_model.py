@@ -60,11 +60,21 @@ def test_a_queue_of_old_scans_goes_to_old_prints_and_running_part_of_it_again_ke
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
         assert window.batch.start_batch(only=clean)  # each folder of the queue judged by its own look
     model = window.summary.fields["model"].text()
-    assert model.startswith("Auto, chosen folder by folder by the photos' look: old-prints for 'old' (3 photos); "
-                            "shipped for 'clean' (3 photos)"), model
+    assert model == "Shipped, chosen by the photos' look: 0 of the 3 looked at seem to be scans of old prints"
     assert {r.path.parent.name: r.made_by for r in window.queue.rows()} == {"old": OLD_PRINTS, "clean": SHIPPED}
-    assert window.hint_editor.recolourer._auto == (BUNDLED[OLD_PRINTS], {tmp_path / "clean": None})
+    assert window.hint_editor.recolourer._auto == (None, {tmp_path / "old": BUNDLED[OLD_PRINTS]})  # by folder
     assert "made before by" not in window.status_label.text()  # nothing it had made came from another model
+
+    window.queue.requeue([r.key for r in window.queue.rows()])
+    during: list[str] = []  # the Model row once the run has started: said while it goes on, not only after
+    window.controller.started.connect(lambda _: during.append(window.summary.fields["model"].text()))
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.start_batch()  # both folders in one run: each named with its look, as the window names
+    assert window.summary.fields["model"].text() == (
+        "Auto, chosen folder by folder by the photos' look: Old prints for 'old' (3 photos; 3 of the 3 looked at "
+        "read as old prints); Shipped for 'clean' (3 photos; 0 of the 3 looked at read as old prints)")
+    assert during == [window.summary.fields["model"].text()]
+    assert "made before by" not in window.status_label.text()
 
 
 def test_photos_run_again_after_the_queue_grew_are_said_to_come_from_the_other_model(qtbot, make_window, backend,
@@ -94,7 +104,7 @@ def test_a_clean_queue_goes_to_the_shipped_model(qtbot, make_window, backend, tm
     assert window.summary.fields["model"].text().startswith("Shipped, chosen by the photos' look: 0 of the 3")
 
 
-def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtbot, tmp_path, monkeypatch):
+def test_a_preview_with_auto_is_coloured_by_the_model_its_folders_look_calls_for(qtbot, tmp_path, monkeypatch):
     used: list[Path | None] = []  # the weights of each colorizer that coloured a preview (they are cached)
     model = with_hint_channels(random_model(), 3).eval()  # a model that takes hints answers with colour
 
@@ -121,22 +131,27 @@ def test_a_preview_with_auto_is_coloured_by_the_model_its_own_look_calls_for(qtb
         recolourer._serve("colour", 1, (L, None, (), auto))
         assert used[-1] == weights
         assert answers[-1] == auto  # answered for what was asked: the presenter matches it to its settings
-    toned = tmp_path / "toned.jpg"  # a sepia scan whose lightness alone reads clean: its file shows the tone
+    box, modern = tmp_path / "box", tmp_path / "modern"
+    box.mkdir(), modern.mkdir()
+    toned = box / "toned.jpg"  # a sepia scan whose lightness alone reads clean: its file shows the tone
     cv2.imwrite(str(toned), old_scan(decode(SAMPLES[3]).pixels, 0)[..., ::-1])
+    cv2.imwrite(str(box / "scan.jpg"), old_scan(decode(SAMPLES[1]).pixels, 1)[..., ::-1])
     toned_L = np.ascontiguousarray(lightness(decode(toned).pixels))
-    assert look_of_lightness(toned_L).model == SHIPPED  # the case the file is read for
-    clean = tmp_path / "clean.png"
+    assert look_of_lightness(toned_L).model == SHIPPED  # the case the files are read for
+    odd = box / "odd.png"  # a clean photo among the scans: a run of the box gives it old-prints, so its preview too
+    cv2.imwrite(str(odd), grey_copy(photo))
+    clean = modern / "clean.png"
     cv2.imwrite(str(clean), grey_copy(photo))
-    for path, L, weights in ((toned, toned_L, BUNDLED[OLD_PRINTS]), (clean, clean_L, None), (toned, toned_L,
-                                                                                          BUNDLED[OLD_PRINTS])):
+    for path, L, weights in ((toned, toned_L, BUNDLED[OLD_PRINTS]), (clean, clean_L, None), (odd, clean_L,
+                             BUNDLED[OLD_PRINTS]), (toned, toned_L, BUNDLED[OLD_PRINTS])):
         recolourer._serve("colour", 2, (L, path, (), auto))
-        assert used[-1] == weights  # read from the file, as a batch of one would read it
-    assert read == [toned, clean]  # each file read once
+        assert used[-1] == weights, path  # the photo's folder read as a run of it would read it
+    assert read == [box / "odd.png", box / "scan.jpg", toned, clean]  # each folder read once
     recolourer._serve("warm", -1, (auto,))  # no photo yet: loads the shipped model (the factory refuses by_look)
     recolourer.follow(BUNDLED[OLD_PRINTS])  # a batch chose old-prints for the queue: previews follow it
     recolourer._serve("colour", 1, (clean_L, clean, (), auto))
     assert used[-1] == BUNDLED[OLD_PRINTS]
-    recolourer.follow(None, {tmp_path: OLD_PRINTS})  # chosen folder by folder: old-prints for this one
+    recolourer.follow(None, {modern: OLD_PRINTS})  # chosen folder by folder: old-prints for this one
     recolourer._serve("colour", 1, (clean_L, clean, (), auto))
     assert used[-1] == BUNDLED[OLD_PRINTS]
     recolourer._serve("colour", 1, (clean_L, tmp_path.parent / "elsewhere.png", (), auto))

@@ -42,7 +42,7 @@ def test_photos_whose_outputs_exist_ask_first_and_skip_them_on_request(qtbot, ma
     assert f"All 3 photos to colorize have an output in {tmp_path / 'out'} already" in box.text()
     assert box.defaultButton().text() == "Skip Them"
     _answer(qtbot, window, "Skip Them")
-    assert window.export_panel.choice().if_exists == "skip"  # the Export panel says what was chosen
+    assert window.export_panel.choice().if_exists == "new_name"  # for this run only: the next one asks again
     assert [r.status for r in window.queue.rows()] == ["skipped"] * 3
     assert window.status_label.text().startswith("No photo colorized, 3 skipped")  # no "0.00 photos/s"
     assert "No photo was colorized" in window.preview.placeholder.label.text()  # not "Press Start"
@@ -63,6 +63,19 @@ def test_write_copies_writes_them_under_new_names_and_cancel_starts_nothing(qtbo
     assert window.export_panel.choice().if_exists == "new_name"
     names = sorted(p.name for p in (tmp_path / "out").rglob("*.png"))
     assert names == ["photo00 (1).png", "photo00.png", "photo01 (1).png", "photo01.png"]
+
+
+def test_replace_them_replaces_the_old_outputs_in_place(qtbot, make_window, backend, grey_photos, tmp_path):
+    photos = grey_photos(2)
+    _run(qtbot, (first := _second_window(qtbot, make_window, backend, photos)))
+    first.close()
+    before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out").rglob("*.png")}
+    window = _second_window(qtbot, make_window, backend, photos)
+    assert not window.batch.start_batch()
+    _answer(qtbot, window, "Replace Them")
+    after = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out").rglob("*.png")}
+    assert after.keys() == before.keys() and all(after[n] != before[n] for n in after)  # no copies: written anew
+    assert window.export_panel.choice().if_exists == "new_name"  # for this run only
 
 
 def test_running_again_its_own_outputs_or_a_few_taken_asks_nothing(qtbot, make_window, backend, grey_photos):
