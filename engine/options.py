@@ -290,7 +290,7 @@ class BatchSummary:
     def line(self) -> str:
         if not self.done:  # nothing coloured: no speed to give ("0 photos in 0.08 s (0.00 photos/s)")
             return "No photo colorized" + self.outcome_text()
-        own = self.active_s  # the time the rate is over: "100 photos in 11.0 s (9.06 photos/s), 14.5 s paused"
+        own = self.active_s  # the time the rate is over: "100 photos in 11.0 s (9.09 photos/s), 14.5 s paused"
         wall = f"{own:.1f}" if own >= 1 else f"{own:.2f}"  # never "1 photo in 0.0 s"
         text = (f"{counted(self.done, 'photo')} in {wall} s ({self.photos_per_s:.2f} photos/s), "
                 f"model busy {100 * self.model_busy_share:.0f}%") + self.outcome_text()

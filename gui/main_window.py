@@ -130,7 +130,7 @@ class MainWindow(QMainWindow):
         self.batch: BatchPresenter = BatchPresenter(
             self.controller, self.queue, self.table, self.hint_store, self.viewer, views, self.prefs.current,
             self.prefs.save, self.queue_presenter.selected_keys, self.set_status, self.shortcut,
-            self.backend.outputs_taken, self)
+            self.backend.copies_to_ask_about, self)
         self.live = LiveFigures(self.backend, self.utilization, self.timing, self)
         self.help: HelpPresenter = HelpPresenter(self.backend, lambda: self.actions_by_name, self.set_status, self)
         self.models = ModelsPresenter(self.backend, self.engine_panel, self.set_status, self)

@@ -124,6 +124,18 @@ class FolderLooks:
             photos[Path(path).parent] = photos.get(Path(path).parent, 0) + 1
         return FolderLooks(self.overall, self.own, photos)
 
+    def routes(self, paths: Sequence[Path], main: str) -> dict[int, str]:
+        """The model for each photo (by its position in ``paths``) whose folder's look calls for another than
+        ``main``, the run's model.
+        """
+        return {i: m for i, p in enumerate(paths) if (m := self.model_of(p)) != main}
+
+    def one_model_text(self, main: str, why: str, name: Callable[[str], str] = str) -> str:
+        """A run that takes one model though its folders' looks differ: "shipped for every photo, as ``why`` (by
+        the look: ...)".
+        """
+        return f"{name(main)} for every photo, as {why} (by the look: {self.breakdown(name)})"
+
     def breakdown(self, name: Callable[[str], str] = str) -> str:
         """Each model with its folders, photos and looks, the main one first: "shipped for 'modern' (43 photos; 2 of
         the 24 looked at read as old prints); ..."; ``name``: how a model is named (the window's "Old prints").
@@ -158,7 +170,7 @@ def look_by_folder(paths: Sequence[Path], stop: Callable[[], bool] | None = None
     """``look_of_batch`` folder by folder (a photo's folder: the one it is in). One folder is looked at as a batch
     is (``SAMPLE`` photos); several share ``LOOK_BUDGET`` looks, at least ``FOLDER_MIN`` each, so that up to 16 are
     judged on their own (more folders: 16 of them spread through the batch, the rest following the whole batch's
-    look), and the wait before a run stays near a one-folder batch's.
+    look), and the wait before a run is at most twice a one-folder batch's.
     """
     folders: dict[Path, list[Path]] = {}
     for path in paths:

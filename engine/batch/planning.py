@@ -87,3 +87,11 @@ def outputs_taken(export: ExportOptions, jobs: Sequence[Job]) -> int:
     """
     planner = OutputPlanner(replace(export, if_exists="skip"), jobs)
     return sum(planner.plan(job)[1] == EXISTS for job in jobs)
+
+
+def copies_to_ask_about(export: ExportOptions, jobs: Sequence[Job]) -> int:
+    """How many "(1)" copies of existing outputs a run would write, when that is at least half its photos (worth a
+    word before it starts: a folder run a second time); 0 otherwise, and where Export replaces or skips anyway.
+    """
+    taken = outputs_taken(export, jobs) if export.if_exists == "new_name" and jobs else 0
+    return taken if 2 * taken >= len(jobs) else 0

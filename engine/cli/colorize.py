@@ -126,11 +126,10 @@ def _say_taken(export: ExportOptions, jobs: list[Job]) -> None:
     """Before a run that would copy most photos' existing outputs ("photo (1).jpg"): the flags that choose
     otherwise, while Ctrl+C costs nothing.
     """
-    from ..batch.planning import outputs_taken
+    from ..batch.planning import copies_to_ask_about
 
-    taken = outputs_taken(export, jobs) if export.if_exists == "new_name" else 0
-    n = len(jobs)
-    if taken and 2 * taken >= n:
+    taken, n = copies_to_ask_about(export, jobs), len(jobs)
+    if taken:
         who = ("the photo has" if n == 1 else f"all {n} photos have" if taken == n
                else f"{taken} of the {n} photos have")
         print(f"note: {who} an output in {export.output_dir} already: they will be written again as copies "
@@ -152,9 +151,9 @@ def _chosen_by_look(settings: ColorizeSettings, jobs: list[Job], report: PhotoRe
     looks = look_by_folder([j.path for j in jobs])
     main = looks.main_model
     print(looks.line() if not one_model or not looks.mixed else
-          f"model {main} for every photo, as a cluster run loads one model (by the look: {looks.breakdown()})")
+          f"model {looks.one_model_text(main, 'a cluster run loads one model')}")
     report.chosen = looks.overall.sampled > 0  # chosen by look: no advice to choose otherwise
-    routes = {} if one_model else {j.index: m for j in jobs if (m := looks.model_of(j.path)) != main}
+    routes = {} if one_model else {jobs[i].index: m for i, m in looks.routes([j.path for j in jobs], main).items()}
     return chosen(settings, main), routes
 
 

@@ -34,7 +34,7 @@ from engine.batch.model_choice import (
     weights_of,
 )
 from engine.batch.pipeline import BatchPipeline, RunControl, engine_label
-from engine.batch.planning import outputs_taken
+from engine.batch.planning import copies_to_ask_about
 from engine.color import grey_rgb
 from engine.colorizer import Colorizer, Prepared, reprepare
 from engine.devices import UtilizationMonitor, device_options, resolve_device
@@ -196,8 +196,8 @@ class Recolourer(NewestOnly):
         self._auto: tuple[Path | None, dict[Path, Path | None]] | None = None  # "auto": the last batch's choice
 
     def follow(self, weights: Path | None, folders: dict[Path, str] | None = None) -> None:
-        """"auto" previews use the model a batch chose for the queue (None: the shipped model), or for the photo's
-        folder where the batch chose folder by folder (``BatchSummary.folder_models``); any thread.
+        """"auto" previews use the model a batch chose for the photo's folder (``BatchSummary.folder_models``, the
+        queue's folders); a folder it did not see, as before any batch, its own look; any thread.
         """
         self._auto = (weights, {f: weights_of(m) for f, m in (folders or {}).items()})
 
@@ -233,13 +233,12 @@ class Recolourer(NewestOnly):
         asked: ColorizeSettings = args[-1]  # what the answer is for: the presenter matches it, "auto" or not
         settings = asked
         if settings.by_look:
-            auto = self._auto
-            if auto is not None:  # the model the queue's batch chose, for this photo's folder
-                source = args[1] if kind != "warm" else None
+            auto, source = self._auto, args[1] if kind != "warm" else None
+            if auto is not None and (source is None or source.parent in auto[1] or not auto[1]):
                 weights = auto[1].get(source.parent, auto[0]) if source is not None else auto[0]
-                settings = replace(settings, by_look=False, weights=weights)
-            else:  # before any batch, a preview is a batch of one
-                settings = chosen(settings, self._look(args[1], args[0]) if kind != "warm" else BatchLook(0, 0))
+                settings = replace(settings, by_look=False, weights=weights)  # the model a batch chose for it
+            else:  # before any batch, or a folder queued since: as a run of its folder would choose
+                settings = chosen(settings, self._look(source, args[0]) if kind != "warm" else BatchLook(0, 0))
         colorizer = self._factory(replace(settings, compile=False).validated())
         if kind == "warm":
             return
@@ -260,9 +259,9 @@ class Recolourer(NewestOnly):
 
 class _Choice:
     """Auto's choice for one run, from the queue's ``looks`` (None: a model chosen by name): the run's ``main`` model,
-    the ``others`` it routes photos to (``routes``: by request index), ``folder_models`` for the previews (the queue's
-    folders whose model is not ``main``) and ``text``, the Model row ("" where nothing was chosen by look). A
-    comparison races one model: ``main`` for every photo.
+    the ``others`` it routes photos to (``routes``: by request index), ``folder_models`` (every queue folder's model,
+    for the previews and the rows) and ``text``, the Model row ("" where nothing was chosen by look). A comparison
+    races one model: ``main`` for every photo.
     """
 
     def __init__(self, looks: FolderLooks | None, req: BatchRequest) -> None:
@@ -274,15 +273,13 @@ class _Choice:
             return
         run = looks.for_photos([p.path for p in req.photos])
         self.main = run.main_model
+        self.folder_models = {f: m for m, fs in looks.models.items() for f in fs}
         if req.compare and run.mixed:
-            self.text = (f"{display_name(self.main)} for every photo, as a comparison runs one model (by the look: "
-                         f"{run.breakdown(display_name)})")
+            self.text = run.one_model_text(self.main, "a comparison runs one model", display_name)
             return
         self.text = f"{'Auto' if run.mixed else display_name(self.main)}, {run.why(display_name)}"
-        self.routes = {i: m for i, p in enumerate(req.photos) if (m := looks.model_of(p.path)) != self.main}
+        self.routes = looks.routes([p.path for p in req.photos], self.main)
         self.others = set(self.routes.values())
-        if not req.compare:
-            self.folder_models = {f: m for m, fs in looks.models.items() if m != self.main for f in fs}
 
 
 @lru_cache(maxsize=64)
@@ -396,8 +393,8 @@ class Backend:
     def collect(self, paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
         return collect(paths)
 
-    def outputs_taken(self, photos: Sequence[QueuedPhoto], export: ExportOptions) -> int:
-        return outputs_taken(export, [Job(i, p.path, p.root, p.replaces) for i, p in enumerate(photos)])
+    def copies_to_ask_about(self, photos: Sequence[QueuedPhoto], export: ExportOptions) -> int:
+        return copies_to_ask_about(export, [Job(i, p.path, p.root, p.replaces) for i, p in enumerate(photos)])
 
     def available_options(self) -> dict[str, Any]:
         return available_options()

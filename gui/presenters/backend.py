@@ -87,8 +87,8 @@ class Backend(Protocol):
     def collect(self, paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
         """Files and folders (walked recursively) -> [(photo, root folder)], problems."""
         ...
-    def outputs_taken(self, photos: Sequence[QueuedPhoto], export: ExportOptions) -> int:
-        """How many of ``photos`` have an output under their own name already (each would be a "(1)" copy)."""
+    def copies_to_ask_about(self, photos: Sequence[QueuedPhoto], export: ExportOptions) -> int:
+        """How many "(1)" copies of existing outputs a run of ``photos`` would write, when at least half of them."""
         ...
     def available_options(self) -> dict[str, Any]:
         """What this machine can run, with the reason for each option it cannot (the engine panel's tooltips)."""

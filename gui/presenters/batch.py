@@ -29,7 +29,7 @@ from gui.views.export_panel import ExportPanel
 from gui.views.queue_table import QueueTable
 from gui.views.taken_dialog import ask_about_taken
 
-OutputsTaken = Callable[[Sequence[QueuedPhoto], ExportOptions], int]  # ``Backend.outputs_taken``
+CopiesToAsk = Callable[[Sequence[QueuedPhoto], ExportOptions], int]  # ``Backend.copies_to_ask_about``
 
 
 @dataclass(frozen=True)
@@ -51,13 +51,13 @@ class BatchPresenter(QObject):
     def __init__(self, controller: BatchController, queue: QueueModel, table: QueueTable, hint_store: HintStore,
                  viewer: PreviewPresenter, views: BatchViews, settings: Callable[[], AppSettings],
                  save: Callable[[], None], selected_keys: Callable[[], list[int]], say: Callable[[str], None],
-                 shortcut: Callable[[str], str], outputs_taken: OutputsTaken, parent: QWidget) -> None:
+                 shortcut: Callable[[str], str], copies_to_ask_about: CopiesToAsk, parent: QWidget) -> None:
         super().__init__(parent)
         self.controller, self.queue, self.table, self.hint_store = controller, queue, table, hint_store
         self.viewer = viewer
         self.views, self.settings, self.save, self.selected_keys = views, settings, save, selected_keys
         self.say, self.shortcut, self._parent = say, shortcut, parent
-        self.outputs_taken = outputs_taken
+        self.copies_to_ask_about = copies_to_ask_about
         self.taken_box: QMessageBox | None = None  # the question before a run whose outputs exist already
         self.pause_action: QAction | None = None  # set once the window's actions exist
         self.failure_box: QMessageBox | None = None
@@ -96,11 +96,9 @@ class BatchPresenter(QObject):
         s = self.settings()
         if if_exists:
             s = replace(s, export=replace(s.export, if_exists=if_exists))
-        elif s.export.if_exists == "new_name":
-            taken = self.outputs_taken(photos, s.export)
-            if taken and 2 * taken >= len(photos):
-                self._ask_about_taken(taken, len(photos), s.export.output_dir, only, selected)
-                return False
+        elif taken := self.copies_to_ask_about(photos, s.export):
+            self._ask_about_taken(taken, len(photos), s.export.output_dir, only, selected)
+            return False
         request = BatchRequest(tuple(photos), s.model, s.export, compare=s.compare, preview_size=PREVIEW_SIZE,
                                model_name=s.model_name, look_paths=tuple(r.path for r in self.queue.rows()))
         for p in photos:  # each photo's run key carries its own hints
@@ -232,14 +230,15 @@ class BatchPresenter(QObject):
             return  # _on_failed already said why
         text = summary.line()
         if not summary.done:  # the preview's "N photos queued. Press Start" would be stale
-            self.viewer.queued("No photo was colorized: each row's Message says why. Select a photo to see it.",
+            self.viewer.queued("Cancelled before any photo was colorized." if summary.cancelled else
+                               "No photo was colorized: each row's Message says why. Select a photo to see it.",
                                offer_action=False)
         before = self._note_made_by(summary, req)
         if summary.chosen_model and before:  # Auto chose anew for a queue that grew: say it, the colours changed
-            was, now = before[0]
-            text += (f"; {counted(len(before), 'photo')} made before by {display_name(was)} came from "
-                     f"{display_name(now)} this time, Auto judging the look of the queue's folders (a model chosen "
-                     "in the Engine panel keeps one)")
+            moved = "; ".join(f"{counted(before.count(c), 'photo')} made before by {display_name(c[0])} came from "
+                              f"{display_name(c[1])}" for c in dict.fromkeys(before))
+            text += (f"; {moved} this time, Auto judging the look of the queue's folders (a model chosen in the "
+                     "Engine panel keeps one)")
         if summary.stopped_reason:
             text += f" ({summary.stopped_reason})"
         if summary.done:
@@ -254,8 +253,9 @@ class BatchPresenter(QObject):
             return []
         main = summary.chosen_model or req.model_name
         by_model: dict[str, list[int]] = {}
-        for p in req.photos:
-            by_model.setdefault(summary.folder_models.get(p.path.parent, main), []).append(p.key)
+        for p in req.photos:  # a comparison ran one model for every photo
+            by_model.setdefault(main if req.compare else summary.folder_models.get(p.path.parent, main), []).append(
+                p.key)
         return [(was, model) for model, keys in by_model.items() for was in self.queue.note_made_by(keys, model)]
 
     @Slot(bool)

@@ -53,7 +53,7 @@ def test_a_queue_of_old_scans_goes_to_old_prints_and_running_part_of_it_again_ke
     model = window.summary.fields["model"].text()
     assert model.startswith("Old prints, chosen by the photos' look: 3 of the 3"), model
 
-    assert window.hint_editor.recolourer._auto == (BUNDLED[OLD_PRINTS], {})  # previews follow the batch's choice
+    assert window.hint_editor.recolourer._auto == (BUNDLED[OLD_PRINTS], {tmp_path / "old": BUNDLED[OLD_PRINTS]})
 
     window.queue_presenter.add_paths(_photos(tmp_path / "clean", lambda photo, _: grey_copy(photo)))
     clean = {r.key for r in window.queue.rows() if r.path.parent.name == "clean"}
@@ -62,7 +62,8 @@ def test_a_queue_of_old_scans_goes_to_old_prints_and_running_part_of_it_again_ke
     model = window.summary.fields["model"].text()
     assert model == "Shipped, chosen by the photos' look: 0 of the 3 looked at seem to be scans of old prints"
     assert {r.path.parent.name: r.made_by for r in window.queue.rows()} == {"old": OLD_PRINTS, "clean": SHIPPED}
-    assert window.hint_editor.recolourer._auto == (None, {tmp_path / "old": BUNDLED[OLD_PRINTS]})  # by folder
+    folders = {tmp_path / "old": BUNDLED[OLD_PRINTS], tmp_path / "clean": None}  # previews follow each folder's model
+    assert window.hint_editor.recolourer._auto == (None, folders)
     assert "made before by" not in window.status_label.text()  # nothing it had made came from another model
 
     window.queue.requeue([r.key for r in window.queue.rows()])
@@ -178,7 +179,7 @@ def _worker_run(tmp_path, paths, cancel=False, compare=False, coloured=None):
             c.infer_photos = counted_call
         return c
 
-    request = BatchRequest(tuple(QueuedPhoto(i, p, p.parent) for i, p in enumerate(paths)),
+    request = BatchRequest(tuple(QueuedPhoto(100 + i, p, p.parent) for i, p in enumerate(paths)),  # keys: not indices
                            ColorizeSettings(size=64, by_look=True), ExportOptions(tmp_path / "out"), compare=compare)
     worker = BatchWorker(request, factory)
     summaries = []
@@ -210,7 +211,8 @@ def test_a_queue_of_several_folders_colours_each_with_the_model_its_look_calls_f
     coloured: list[tuple[Path | None, int]] = []
     summary, built = _worker_run(tmp_path, [*clean[:3], *old, *clean[3:]], coloured=coloured)
     assert summary.done == 9 and summary.chosen_model == SHIPPED  # the model most photos take
-    assert summary.folder_models == {tmp_path / "old": OLD_PRINTS}
+    assert summary.folder_models == {tmp_path / "clean": SHIPPED, tmp_path / "old": OLD_PRINTS,
+                                     tmp_path / "clean-2": SHIPPED}
     assert {s.weights for s in built} == {None, BUNDLED[OLD_PRINTS]}
     by_weights: dict[Path | None, int] = {}
     for weights, n in coloured:
@@ -218,5 +220,6 @@ def test_a_queue_of_several_folders_colours_each_with_the_model_its_look_calls_f
     assert by_weights == {None: 6, BUNDLED[OLD_PRINTS]: 3}
 
     summary, built = _worker_run(tmp_path, [*clean[:3], *old, *clean[3:]], compare=True)  # a race: one model
-    assert summary.folder_models == {} and "for every photo, as a comparison runs one model" in summary.model_choice
+    assert "Shipped for every photo, as a comparison runs one model" in summary.model_choice
+    assert summary.folder_models[tmp_path / "old"] == OLD_PRINTS  # previews still follow each folder's own model
     assert {s.weights for s in built if s.engine != "baseline"} == {None}

@@ -89,3 +89,14 @@ def test_running_again_its_own_outputs_or_a_few_taken_asks_nothing(qtbot, make_w
     window = _second_window(qtbot, make_window, backend, photos)  # one of three taken: under half
     _run(qtbot, window)
     assert window.batch.taken_box is None
+
+
+def test_the_question_about_one_photo_reads_as_one_and_cancel_answers_nothing(qtbot, tmp_path):
+    from gui.views.taken_dialog import ask_about_taken
+
+    answers: list[str] = []
+    box = ask_about_taken(None, 1, 1, tmp_path, answers.append)
+    qtbot.addWidget(box)
+    assert box.text() == f"The photo to colorize has an output in {tmp_path} already."
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert answers == [""]
