@@ -193,6 +193,7 @@ class PhotoResult:
     preview: Preview | None = None
     looks_old: bool | None = None  # the input reads as an old print's scan (``engine.print_look``; None: not looked at)
     renamed: bool = False  # ``output`` is a "(n)" name, the photo's own being taken
+    existing: Path | None = None  # SKIPPED as its output exists: that file (to look at; never the photo's "own")
 
 
 @dataclass

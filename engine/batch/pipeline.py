@@ -46,7 +46,7 @@ from ..partials import clean_partials
 from .decode_ahead import DecodeAhead, Decoded, decode_photo
 from .diffs import DiffHistogram
 from .ordered_writes import OrderedWrites, WriteOutcome, render_from_source, write_photo
-from .planning import OutputPlanner
+from .planning import EXISTS, OutputPlanner
 from .quiet import gate_for
 
 __all__ = ["BatchPipeline", "RunControl", "render_from_source"]
@@ -123,7 +123,7 @@ def _result_of(d: Decoded) -> PhotoResult:
     if d.error is not None:
         r.status, r.message = Status.FAILED, d.error
     elif d.skip is not None:
-        r.status, r.message = Status.SKIPPED, d.skip
+        r.status, r.message, r.existing = Status.SKIPPED, d.skip, d.out if d.skip == EXISTS else None
     return r
 
 
@@ -278,6 +278,7 @@ class BatchPipeline:
         """Plan ``job``'s output (here, in input order) and return its decode, for a decode thread."""
         try:
             out, skip = planner.plan(job)
+            out = planner.existing.get(job.index, out)  # a skipped photo's output, for its result to name
         except (OSError, ValueError) as err:
             failed = Decoded(job, None, error=f"cannot choose an output name ({one_line(str(err), 120)})")
             return lambda: failed

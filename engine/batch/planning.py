@@ -33,6 +33,7 @@ class OutputPlanner:
         self.inputs = {os.path.realpath(j.path) for j in inputs}
         self.taken: set[str] = set()
         self.renamed: set[int] = set()  # job indices given a "(n)" name: their own name was taken
+        self.existing: dict[int, Path] = {}  # job indices skipped as their output exists: that output
 
     def plan(self, job: Job) -> tuple[Path | None, str]:
         """(path, "") to write; (None, reason) to skip."""
@@ -53,6 +54,7 @@ class OutputPlanner:
         own = job.replaces is not None and os.path.realpath(job.replaces) == key
         if (out.exists() and not own) or clash:
             if e.if_exists == "skip" and not clash:
+                self.existing[job.index] = out
                 return None, EXISTS
             if e.if_exists == "new_name" or clash:
                 out = self._new_name(folder, name, ext)

@@ -48,6 +48,7 @@ class QueueRow:
     run_key: RunKey | None = None  # the settings of the run that last took this row up (``begin_run``)
     last_output: Path | None = None  # the output an earlier run wrote: a later run replaces it, not a "(1)" copy
     made_by: str = ""  # the model (its name) that made the output last written
+    existing: Path | None = None  # skipped as its output exists: that file, shown in the preview (never replaced)
 
     @property
     def shown_name(self) -> str:
@@ -315,6 +316,7 @@ class QueueModel(QAbstractTableModel):
             row.status, row.message = Status.QUEUED, "cancelled: run the batch again to colorize it"
         else:
             row.status, row.message, row.output = result.status, result.message, result.output
+            row.existing = result.existing
             if result.renamed and result.output is not None:  # its own name was taken: where to look for it
                 row.message = "; ".join(m for m in (row.message, f"written as '{result.output.name}'") if m)
             row.width, row.height = result.width or row.width, result.height or row.height

@@ -90,7 +90,8 @@ class PreviewPresenter(QObject):
             self._present(key, *cached)
             return
         self.loading_key = key
-        self.loader.request(key, row.path, row.output if row.status == Status.DONE else None)
+        shown = row.output if row.status == Status.DONE else row.existing if row.status == Status.SKIPPED else None
+        self.loader.request(key, row.path, shown)  # a photo skipped as its output exists: that output
         self.busy(True)
         QTimer.singleShot(LOADING_AFTER_MS, self, lambda: self._say_loading(key))
 

@@ -74,6 +74,8 @@ def test_skip_existing_resumes_without_redoing_work(colorizer, tmp_path):
     summary, results = run(colorizer, jobs, out, if_exists="skip")
     assert summary.skipped == 4 and summary.done == 0
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*.*")} == before
+    assert [r.existing for r in results] == [out / "a.png", out / "b.jpg", out / "sub/c.png", out / "sub/deeper/d.tif"]
+    assert all(r.output is None for r in results)  # named to look at, never as the photo's own output
 
 
 def test_new_name_never_overwrites_existing_outputs(colorizer, tmp_path):

@@ -47,6 +47,9 @@ def test_photos_whose_outputs_exist_ask_first_and_skip_them_on_request(qtbot, ma
     assert window.status_label.text().startswith("No photo colorized, 3 skipped")  # no "0.00 photos/s"
     assert "No photo was colorized" in window.preview.placeholder.label.text()  # not "Press Start"
     assert sorted(p.name for p in (tmp_path / "out").rglob("*.png")) == [f"photo{i:02d}.png" for i in range(3)]
+    window.table.selectRow(1)  # a skipped photo shows the colour version it has on disk, not "not colorized yet"
+    qtbot.waitUntil(lambda: not window.preview.after_image().isNull())
+    assert window.queue.rows()[1].existing == tmp_path / "out" / "photo01.png"
 
 
 def test_write_copies_writes_them_under_new_names_and_cancel_starts_nothing(qtbot, make_window, backend,
