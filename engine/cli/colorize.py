@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -59,8 +60,6 @@ def colorize_command(args: argparse.Namespace) -> int:
     warnings.simplefilter("ignore")  # library warnings mean nothing to the user; failures are reported per photo
     report = PhotoReport()
     if args.ray:
-        if settings.by_look:  # from the inputs this machine can read (a bucket's are not: the shipped model)
-            settings = _chosen_by_look(settings, collect_inputs(args.inputs)[0], report, one_model=True)[0]
         return _colorize_on_ray(args.inputs, settings, export, args.ray, report, hints_file)
     jobs, problems = collect_inputs(args.inputs)
     print_problems(len(jobs), problems)
@@ -136,12 +135,11 @@ def _say_taken(export: ExportOptions, jobs: list[Job]) -> None:
               "('photo (1).jpg'); --skip-existing skips them, --overwrite replaces them", file=sys.stderr)
 
 
-def _chosen_by_look(settings: ColorizeSettings, jobs: list[Job], report: PhotoReport,
-                    one_model: bool = False) -> tuple[ColorizeSettings, dict[int, str]]:
+def _chosen_by_look(settings: ColorizeSettings, jobs: list[Job],
+                    report: PhotoReport) -> tuple[ColorizeSettings, dict[int, str]]:
     """``--model auto``: the model for these photos by how a sample of each folder looks, said on the terminal; the
     settings for most of them, and the other model's name for each photo (by job index) whose folder looks otherwise.
-    ``one_model``: the whole run with the model most of them take (a cluster run loads one). Unchanged, with no
-    routes, where the settings name a model.
+    Unchanged, with no routes, where the settings name a model.
     """
     from ..batch.model_choice import chosen, look_by_folder
 
@@ -150,17 +148,26 @@ def _chosen_by_look(settings: ColorizeSettings, jobs: list[Job], report: PhotoRe
 
     looks = look_by_folder([j.path for j in jobs])
     main = looks.main_model
-    print(looks.line() if not one_model or not looks.mixed else
-          f"model {looks.one_model_text(main, 'a cluster run loads one model')}")
+    print(looks.line())
     report.chosen = looks.overall.sampled > 0  # chosen by look: no advice to choose otherwise
-    routes = {} if one_model else {jobs[i].index: m for i, m in looks.routes([j.path for j in jobs], main).items()}
+    routes = {jobs[i].index: m for i, m in looks.routes([j.path for j in jobs], main).items()}
     return chosen(settings, main), routes
 
 
 def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: ExportOptions, address: str,
                      report: PhotoReport, hints_file: HintsFile | None = None) -> int:
-    """``colorize --ray``: the messages and exit status of a local run; the summary line adds the cluster's size."""
+    """``colorize --ray``: the messages and exit status of a local run; the summary line adds the cluster's size.
+    Auto chooses by the photos this machine can read (a bucket's cannot be: the shipped model), folder by folder;
+    the actors load the other model where a photo of it comes.
+    """
     import importlib.util
+
+    from ..batch.inputs import collect_inputs
+    from ..named_models import BUNDLED
+
+    local = collect_inputs(inputs)[0] if settings.by_look else []
+    settings, routes = _chosen_by_look(settings, local, report)
+    by_path = {os.path.realpath(j.path): BUNDLED[m] for j in local if (m := routes.get(j.index))}
 
     from ..batch.cluster import run_on_ray
     from ..weights import DEFAULT_WEIGHTS, WeightsError, read_weights
@@ -184,7 +191,9 @@ def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: Exp
     try:
         run = run_on_ray(inputs, settings, export, address, report, on_plan=on_plan,
                          hints=(lambda jobs: _matched_hints(hints_file, jobs)) if hints_file is not None else None,
-                         measure_look=not report.chosen)
+                         measure_look=not report.chosen,
+                         routes=lambda jobs: {j.index: by_path[p] for j in jobs if (p := os.path.realpath(j.path))
+                                              in by_path})
     except ConnectionError as err:
         print(f"error: cannot reach the Ray cluster at {address}: {short_reason(err)}", file=sys.stderr)
         return 1

@@ -280,8 +280,7 @@ class QueueModel(QAbstractTableModel):
             row = self._rows[i]
             row.last_output = row.output or row.last_output  # kept through a cancel or failure of this run
             row.status, row.message, row.output, row.run_key = Status.QUEUED, "", None, run_key
-            row.decode_ms = row.infer_ms = row.encode_ms = row.baseline_ms = None
-            row.max_abs_diff = row.p999_abs_diff = None
+            row.decode_ms = row.infer_ms = row.encode_ms = row.baseline_ms = row.max_abs_diff = row.p999_abs_diff = None
             self._changed(i)
 
     def note_made_by(self, keys: Iterable[int], model: str) -> list[str]:
@@ -315,8 +314,8 @@ class QueueModel(QAbstractTableModel):
         if result.status == Status.CANCELLED:
             row.status, row.message = Status.QUEUED, "cancelled: run the batch again to colorize it"
         else:
-            row.status, row.message, row.output = result.status, result.message, result.output
-            row.existing = result.existing
+            row.status, row.message, row.output, row.existing = (result.status, result.message, result.output,
+                                                                 result.existing)
             if result.renamed and result.output is not None:  # its own name was taken: where to look for it
                 row.message = "; ".join(m for m in (row.message, f"written as '{result.output.name}'") if m)
             row.width, row.height = result.width or row.width, result.height or row.height

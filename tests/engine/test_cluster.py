@@ -140,6 +140,32 @@ def test_bad_inputs_get_the_local_reasons_and_exit_status_1(local_ray, weights, 
     assert sorted(outputs(tmp_path / "out")) == ["p00.png", "p01.jpg"]
 
 
+def test_auto_colours_each_folder_with_its_own_model_on_the_cluster_as_locally(local_ray, tmp_path, capsys):
+    from helpers import SAMPLES, old_scan
+
+    from engine.imageio import decode
+    from engine.training.print_gate import grey_copy
+
+    for folder, make in (("old", lambda rgb, i: old_scan(rgb, i)[..., ::-1]), ("clean", lambda rgb, i: grey_copy(rgb))):
+        (tmp_path / folder).mkdir()
+        for i, sample in enumerate(SAMPLES[:3]):
+            cv2.imwrite(str(tmp_path / folder / f"{folder}{i}.png"), make(decode(sample).pixels, i))
+    common = [str(tmp_path / "old"), str(tmp_path / "clean"), "--size", "64", "--precision", "fp32", "--device", "cpu",
+              "--batch-size", "4"]  # a batch holds photos of both folders
+    assert main(["colorize", *common, "--output", str(tmp_path / "local")]) == 0
+    assert main(["colorize", *common, "--output", str(tmp_path / "ray"), "--ray", "local"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("model auto, chosen folder by folder by the photos' look") == 2  # said the same both ways
+    mine, local = outputs(tmp_path / "ray"), outputs(tmp_path / "local")
+    assert sorted(mine) == sorted(local) and len(mine) == 6
+    for name in mine:
+        assert_same_images(mine[name], local[name])  # each photo from its folder's model, as locally
+    assert main(["colorize", *common, "--output", str(tmp_path / "shipped"), "--model", "shipped"]) == 0
+    shipped = outputs(tmp_path / "shipped")
+    assert any(np.abs(cv2.imread(str(mine[n])).astype(int) - cv2.imread(str(shipped[n])).astype(int)).max() > 2
+               for n in mine if n.startswith("old"))  # the old folder's model is not the shipped one
+
+
 def test_colour_hints_travel_with_their_photos_to_the_cluster(local_ray, tmp_path, capsys):
     import json
 

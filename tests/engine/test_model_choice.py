@@ -164,22 +164,6 @@ def test_colorize_auto_colours_each_folder_with_its_own_model(tmp_path):
             assert np.abs(mixed - read(model, photo)).max() <= 2 < np.abs(mixed - read(other, photo)).max(), photo
 
 
-def test_a_cluster_run_takes_the_one_model_most_photos_take_and_says_so(tmp_path, capsys):
-    from engine.batch.inputs import collect_inputs
-    from engine.cli.colorize import _chosen_by_look
-    from engine.cli.report import PhotoReport
-    from engine.options import ColorizeSettings
-
-    jobs, _ = collect_inputs([_folder(tmp_path, 3, 0, "old"), _folder(tmp_path, 0, 4, "clean")])
-    settings, routes = _chosen_by_look(ColorizeSettings(by_look=True), jobs, PhotoReport(), one_model=True)
-    assert routes == {} and settings.weights is None and not settings.by_look  # the shipped model: 4 photos of 7
-    out = capsys.readouterr().out
-    assert ("model shipped for every photo, as a cluster run loads one model (by the look: shipped for 'clean' "
-            "(4 photos; 0 of the 4 looked at read as old prints); old-prints for 'old' (3 photos;") in out
-    settings, routes = _chosen_by_look(ColorizeSettings(by_look=True), jobs, PhotoReport())
-    assert settings.weights is None and sorted(routes) == [j.index for j in jobs if j.path.parent.name == "old"]
-
-
 def test_a_folders_photos_are_its_own_images_not_its_subfolders_or_partial_outputs(tmp_path):
     from engine.batch.model_choice import photos_in
     from engine.partials import PARTIAL_MARK

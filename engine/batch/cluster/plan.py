@@ -35,6 +35,7 @@ class Plan:
     out_fs: int = -1
     problems: list[str] = field(default_factory=list)
     hints: dict[int, tuple[Hint, ...]] = field(default_factory=dict)  # colour hints by job index
+    weights: dict[int, str] = field(default_factory=dict)  # by job index: another model's weights (auto's folders)
     renamed: set[int] = field(default_factory=set)  # job indices whose output goes under a "(n)" name
 
 

@@ -129,8 +129,8 @@ class Rounds:
 
         plan, settings = self.plan, self.settings
         context = StageContext(settings.size, self.export, tuple(plan.filesystems), plan.out_fs, self.measure_look)
-        works = [Work(i, str(plan.jobs[i].path), plan.src_fs[i], plan.outputs[i], hints=plan.hints.get(i, ()))
-                 for i in pending]
+        works = [Work(i, str(plan.jobs[i].path), plan.src_fs[i], plan.outputs[i], hints=plan.hints.get(i, ()),
+                      weights=plan.weights.get(i)) for i in pending]
         blobs = [{"index": w.index, "work": pickle.dumps(w, protocol=5)} for w in works]
         blocks = max(1, -(-len(blobs) // per_block))
         # Typed loosely: Ray types fn_kwargs UDFs narrowly.

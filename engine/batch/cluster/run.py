@@ -34,12 +34,15 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
                hook: Callable[[str], None] | None = None, max_rounds: int = MAX_ROUNDS,
                on_plan: Callable[[int, list[str]], None] | None = None,
                hints: Callable[[list[Job]], Mapping[int, Sequence[Hint]]] | None = None,
-               measure_look: bool = True) -> ClusterRun:
+               measure_look: bool = True, routes: Callable[[list[Job]], Mapping[int, Path]] | None = None
+               ) -> ClusterRun:
     """Colorize ``inputs`` on Ray; ``on_result`` gets each photo as it finishes (in no set order).
 
     ``on_plan(total, problems)`` is called once the inputs are found, before any photo is reported.
     ``hints(jobs)``: the colour hints of the photos found, by job index (a hints file matched to them);
     each photo's hints travel with it to the actor that colorizes it. ``measure_look``: as ``BatchPipeline``'s.
+    ``routes(jobs)``: the weights of another model for photos that take one (auto's folders, by job index); the
+    actors load it beside their own when a photo of it comes.
     Raises ValueError for settings the cluster cannot run (CUDA asked of a cluster without GPUs),
     ConnectionError where the cluster cannot be reached. Prints nothing: the caller reports.
     """
@@ -52,6 +55,8 @@ def run_on_ray(inputs: Sequence[object], settings: ColorizeSettings, export: Exp
         raise ValueError("--device cuda: the Ray cluster has no GPUs")
     start = time.perf_counter()
     plan = _plan(inputs, export, on_plan, hints)
+    if routes is not None:
+        plan.weights = {i: str(w) for i, w in routes(plan.jobs).items()}
     summary = BatchSummary(total=len(plan.jobs))
     rounds = Rounds(plan, settings, export, summary, on_result, hook, max_actors, measure_look=measure_look)
     rounds.report_planned()

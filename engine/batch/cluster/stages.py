@@ -52,6 +52,7 @@ class Work:
     engine: str = ""
     looks_old: bool | None = None  # read as an old print's scan by the decode stage (advice only; None: not looked at)
     hints: tuple[Hint, ...] = ()  # the photo's colour hints travel with it, as relative points and colours
+    weights: str | None = None  # another model than the pool's, for this photo (auto's folder by folder choice)
 
     def fail(self, message: str, status: Status = Status.FAILED) -> None:
         self.status, self.message, self.image, self.small, self.ab = status, message, None, None, None
@@ -154,14 +155,17 @@ class ColorizeActor:
     The full-size L is not shipped to the actor: the working-size L stands in for it, which is all
     the model reads (the ladder's smaller working size is made from it). Each photo goes on with the
     working-size L the model was given, so the writer crops the ab at that size.
-    ``hook`` (tests) is called with each photo's source before it is colorized.
+    ``hook`` (tests) is called with each photo's source before it is colorized. A photo that names other
+    ``Work.weights`` is colorized by a second colorizer, loaded when the first such photo comes.
     """
 
     def __init__(self, settings: ColorizeSettings, threads: int, hook: Callable[[str], None] | None = None) -> None:
         import torch
 
         torch.set_num_threads(threads)
+        self.settings = settings
         self.colorizer = Colorizer.create(settings)
+        self.others: dict[str, Colorizer] = {}
         self.hook = hook
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
@@ -170,18 +174,24 @@ class ColorizeActor:
         if self.hook is not None:
             for w in ready:
                 self.hook(w.src)
-        if not ready:
-            return _batch(works)
+        for weights in dict.fromkeys(w.weights for w in ready):  # a model call per model
+            self._colorize([w for w in ready if w.weights == weights], weights)
+        return _batch(works)
+
+    def _colorize(self, ready: list[Work], weights: str | None) -> None:
         t = time.perf_counter()
         items = [Prepared(w.small, w.small) for w in ready if w.small is not None]
         hints = [w.hints for w in ready] if any(w.hints for w in ready) else None
         try:
-            inferred = self.colorizer.infer_photos(items, hints)
+            if weights is not None and weights not in self.others:
+                self.others[weights] = Colorizer.create(replace(self.settings, weights=Path(weights)))
+            colorizer = self.colorizer if weights is None else self.others[weights]
+            inferred = colorizer.infer_photos(items, hints)
         except Exception as err:  # noqa: BLE001 - one bad batch must not end the run
             log.debug("colorization failed", exc_info=True)
             for w in ready:
                 w.fail(f"colorization failed: {short_reason(err, 160)}")
-            return _batch(works)
+            return
         ms = 1000 * (time.perf_counter() - t) / len(ready)
         for w, inf in zip(ready, inferred, strict=True):
             if inf.note:
@@ -191,4 +201,3 @@ class ColorizeActor:
                 continue
             w.ab, w.small, w.message = inf.ab, inf.item.small, inf.note
             w.infer_ms, w.engine = ms, self.colorizer.description
-        return _batch(works)
