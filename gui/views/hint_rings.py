@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.hints import Hint
+from gui.model.colour_names import colour_name
 
 RING_RADIUS = 7  # screen pixels, at any zoom
 
@@ -89,9 +90,9 @@ def colour_menu(parent: QWidget | None, colours: list[RGB], pick: Callable[[RGB]
     menu = QMenu(parent)
     menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     for rgb in colours:
-        swatch = QPixmap(16, 16)
+        swatch = QPixmap(24, 16)
         swatch.fill(QColor(*rgb))
-        action = menu.addAction(QIcon(swatch), "#{:02x}{:02x}{:02x}".format(*rgb))
+        action = menu.addAction(QIcon(swatch), "{}  #{:02x}{:02x}{:02x}".format(colour_name(rgb), *rgb))
         action.triggered.connect(lambda _=False, c=rgb: pick(c))
     menu.addSeparator()
     menu.addAction("Other…").triggered.connect(lambda: other_colour(parent, colours[0] if colours else None, pick))

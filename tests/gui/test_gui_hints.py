@@ -21,6 +21,7 @@ from engine.hints import Hint, load_hints_file, save_hints_file
 from engine.model import with_hint_channels
 from engine.options import ColorizeSettings
 from gui.bridge.worker import Backend, Recolourer
+from gui.model.colour_names import colour_name
 from gui.model.hint_store import NO_HINTS_TEXT
 
 TIMEOUT_MS = 60_000
@@ -94,14 +95,14 @@ def test_a_click_on_the_preview_offers_the_models_colours_and_picking_one_adds_a
     point = view.mapToScene(centre)
     with qtbot.waitSignal(editor.suggestions_shown, timeout=TIMEOUT_MS):
         qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=centre)
-    colours = [a for a in editor.menu.actions() if a.text().startswith("#")]
+    colours = [a for a in editor.menu.actions() if "#" in a.text()]
     assert colours and editor.menu.actions()[-1].text() == "Other…"
     with qtbot.waitSignal(editor.preview_updated, timeout=TIMEOUT_MS):
         colours[0].trigger()
     (hint,) = window.hint_store.get(photo)
     h, w = window.preview.grey().shape
     assert hint.x == pytest.approx(point.x() / w, abs=0.02) and hint.y == pytest.approx(point.y() / h, abs=0.02)
-    assert "#{:02x}{:02x}{:02x}".format(*hint.rgb) == colours[0].text()
+    assert colours[0].text() == "{}  #{:02x}{:02x}{:02x}".format(colour_name(hint.rgb), *hint.rgb)  # words and hex
     assert ("preview", [(hint,)]) in hinted_backend.seen  # the hint reached the model
     assert len(editor._rings) == 2  # a ring on each side
 
