@@ -64,6 +64,7 @@ class BatchPresenter(QObject):
         self._failed = False
         self._offering = False  # the status bar offers Run Again for photos whose settings changed
         self._whom = ""  # what the running batch colorizes, as the status line says it ("3 photos")
+        self._requeued: list[tuple[int, Status, str]] = []  # Run Again's rows as they were, till its run starts
         c = controller
         c.started.connect(self._on_started)
         c.image_started.connect(self._on_image_started)
@@ -112,11 +113,10 @@ class BatchPresenter(QObject):
         self.save()
         self._failed = False
         self.controller.start(request)
-        total = len(self.queue.rows())
-        whom = (f"the {counted(len(photos), 'selected photo')} of {total} (with none selected, Run Again takes all)"
-                if selected and len(photos) < total else counted(len(photos), "photo"))
-        self._whom = whom
-        self.say(f"Loading the model for {whom}…")
+        total, self._requeued = len(self.queue.rows()), []
+        self._whom = (f"the {counted(len(photos), 'selected photo')} of {total} (with none selected, Run Again takes "
+                      "all)" if selected and len(photos) < total else counted(len(photos), "photo"))
+        self.say(f"Loading the model for {self._whom}…")
         return True
 
     def _ask_about_taken(self, taken: int, total: int, folder: Path, only: set[int] | None, selected: bool) -> None:
@@ -124,8 +124,10 @@ class BatchPresenter(QObject):
             self.taken_box = None
             if choice:
                 self.start_batch(only, selected, if_exists=choice)
-            else:
-                self.say("Not started: the photos' outputs exist already")
+                return
+            for key, status, message in self._requeued:  # Run Again asked: its photos as they were
+                self.queue.set_status([key], status, message=message)
+            self.say("Not started: the photos' outputs exist already")
 
         self.taken_box = ask_about_taken(self._parent, taken, total, folder, answer)
 
@@ -144,14 +146,13 @@ class BatchPresenter(QObject):
             return False
         selected = self.selected_keys()
         keys = selected or [r.key for r in self.queue.rows()]
+        rows = {r.key: r for r in self.queue.rows()}
+        self._requeued = [(k, rows[k].status, rows[k].message) for k in keys if k in rows]
         self.queue.requeue(keys)
         return self.start_batch(only=set(keys), selected=bool(selected))  # a failed photo outside waits for Start
 
     def set_paused(self, paused: bool) -> None:
-        if paused:
-            self.controller.pause()
-        else:
-            self.controller.resume()
+        (self.controller.pause if paused else self.controller.resume)()
 
     def cancel_batch(self) -> None:
         if self.controller.running:

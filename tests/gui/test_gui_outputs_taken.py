@@ -103,3 +103,15 @@ def test_the_question_about_one_photo_reads_as_one_and_cancel_answers_nothing(qt
     assert box.text() == f"The photo to colorize has an output in {tmp_path} already."
     box.button(QMessageBox.StandardButton.Cancel).click()
     assert answers == [""]
+
+
+def test_run_again_cancelled_at_the_question_leaves_its_photos_as_they_were(qtbot, make_window, backend, grey_photos):
+    photos = grey_photos(2)
+    _run(qtbot, (first := _second_window(qtbot, make_window, backend, photos)))
+    first.close()
+    window = _second_window(qtbot, make_window, backend, photos)
+    assert not window.batch.start_batch()
+    _answer(qtbot, window, "Skip Them")  # both skipped: their outputs exist
+    assert not window.batch.run_again()  # Run Again on them: the question again
+    _answer(qtbot, window, None)  # Cancel
+    assert [(r.status, r.message) for r in window.queue.rows()] == [("skipped", "output exists")] * 2
