@@ -178,8 +178,7 @@ class BatchPresenter(QObject):
     @Slot(str)
     def _on_started(self, description: str) -> None:
         self.say(f"Colorizing {self._whom} with {description}")
-        _, _, model = description.partition(" · ")  # auto's choice, shown while the run goes on
-        if model:
+        if model := description.partition(" · ")[2]:  # auto's choice, shown while the run goes on
             self.views.summary.show_model(model)
 
     @Slot(object)
@@ -261,8 +260,10 @@ class BatchPresenter(QObject):
 
     @Slot(bool)
     def _on_paused(self, paused: bool) -> None:
-        if self.pause_action is not None:
-            self.pause_action.setText("&Resume" if paused else "&Pause")
+        if (action := self.pause_action) is not None:  # its text and tips say what a click does now
+            action.setText("&Resume" if paused else "&Pause")
+            action.setStatusTip(tip := "Go on colorizing" if paused else "Pause after the photos in progress")
+            action.setToolTip(f"{tip} ({self.shortcut('pause')})")
         self._check_pause(paused)
         self.say("Paused: the photos in progress finish, then it waits. Resume with "
                  f"{self.shortcut('pause')}" if paused else "Resumed")

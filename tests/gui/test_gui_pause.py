@@ -80,6 +80,8 @@ def test_photos_finished_while_pausing_show_done_and_photos_per_s_leaves_out_the
     assert "working" not in statuses  # every photo taken up before the pause was written and shown done
     assert statuses.count("done") == len(done_results) >= 1
     assert window.progress.format().endswith("paused")
+    pause = window.actions_by_name["pause"]  # says what a click does now, on hover too
+    assert (pause.text(), pause.statusTip()) == ("&Resume", "Go on colorizing")
 
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
         window.actions_by_name["pause"].setChecked(False)
@@ -88,6 +90,7 @@ def test_photos_finished_while_pausing_show_done_and_photos_per_s_leaves_out_the
     assert summary.photos_per_s == pytest.approx(summary.done / (summary.wall_s - summary.paused_s))
     assert "paused, not counted" in window.summary.fields["rate"].text()
     assert "paused (not counted)" in window.status_label.text()
+    assert window.actions_by_name["pause"].statusTip() == "Pause after the photos in progress"
 
 
 def test_skipped_photos_move_the_count_but_not_the_eta(clock):
