@@ -116,9 +116,16 @@ def test_a_preview_with_auto_is_coloured_by_the_model_its_folders_look_calls_for
         c.predict = lambda *a, **k: used.append(settings.weights) or predict(*a, **k)
         return c
 
-    read: list[Path] = []  # the files whose look was read
+    read: list[Path] = []  # the files handed to the look, and at most how many of them it reads
+    samples: list[int] = []
     look = worker.look_of_batch
-    monkeypatch.setattr(worker, "look_of_batch", lambda paths: read.extend(paths) or look(paths))
+
+    def spied_look(paths, sample):
+        read.extend(paths)
+        samples.append(sample)
+        return look(paths, sample)
+
+    monkeypatch.setattr(worker, "look_of_batch", spied_look)
     recolourer = Recolourer(factory)
     recolourer.stop()  # its thread is not needed: the requests are served here, one by one
     answers = []
@@ -148,6 +155,7 @@ def test_a_preview_with_auto_is_coloured_by_the_model_its_folders_look_calls_for
         recolourer._serve("colour", 2, (L, path, (), auto))
         assert used[-1] == weights, path  # the photo's folder read as a run of it would read it
     assert read == [box / "odd.png", box / "scan.jpg", toned, clean]  # each folder read once
+    assert samples == [worker.PREVIEW_SAMPLE] * 2  # a few of a folder's photos: a first hint does not wait long
     recolourer._serve("warm", -1, (auto,))  # no photo yet: loads the shipped model (the factory refuses by_look)
     recolourer.follow(BUNDLED[OLD_PRINTS])  # a batch chose old-prints for the queue: previews follow it
     recolourer._serve("colour", 1, (clean_L, clean, (), auto))
