@@ -44,3 +44,9 @@ def log_level_from_env(default: int) -> tuple[int, str | None]:
 def counted(n: int, noun: str) -> str:
     """"1 photo", "3 photos": a count with its noun in the right number (nouns that take an -s)."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def part_of(part: int, total: int, noun: str) -> str:
+    """"the photo", "all 3 photos", "2 of the 3 photos": some of a whole, its noun in the right number."""
+    return f"the {noun}" if total == 1 else f"all {counted(total, noun)}" if part == total else \
+        f"{part} of the {counted(total, noun)}"

@@ -8,8 +8,10 @@ alone follows the whole batch. A preview is a batch of one.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -94,7 +96,7 @@ class FolderLooks:
     def model_of(self, path: Path) -> str:
         return self.own.get(Path(path).parent, self.overall).model
 
-    @property
+    @cached_property
     def models(self) -> dict[str, list[Path]]:
         """Each model chosen, with its folders in the batch's order."""
         out: dict[str, list[Path]] = {}
@@ -106,7 +108,7 @@ class FolderLooks:
     def mixed(self) -> bool:
         return len(self.models) > 1
 
-    @property
+    @cached_property
     def main_model(self) -> str:
         """The model most of the batch's photos go to (the pooled look's on a tie)."""
         count = {m: sum(self.photos[f] for f in fs) for m, fs in self.models.items()}
@@ -119,10 +121,7 @@ class FolderLooks:
 
     def for_photos(self, paths: Sequence[Path]) -> FolderLooks:
         """The same choices, told for ``paths`` (a run of some of the photos looked at): their folders and counts."""
-        photos: dict[Path, int] = {}
-        for path in paths:
-            photos[Path(path).parent] = photos.get(Path(path).parent, 0) + 1
-        return FolderLooks(self.overall, self.own, photos)
+        return FolderLooks(self.overall, self.own, dict(Counter(Path(p).parent for p in paths)))
 
     def routes(self, paths: Sequence[Path], main: str) -> dict[int, str]:
         """The model for each photo (by its position in ``paths``) whose folder's look calls for another than

@@ -277,8 +277,7 @@ class BatchPipeline:
     def _start_decode(self, planner: OutputPlanner, job: Job) -> Callable[[], Decoded]:
         """Plan ``job``'s output (here, in input order) and return its decode, for a decode thread."""
         try:
-            out, skip = planner.plan(job)
-            out = planner.existing.get(job.index, out)  # a skipped photo's output, for its result to name
+            out, skip = planner.plan(job)  # skipped: ``out`` names the output already there, for the result
         except (OSError, ValueError) as err:
             failed = Decoded(job, None, error=f"cannot choose an output name ({one_line(str(err), 120)})")
             return lambda: failed

@@ -33,10 +33,9 @@ class OutputPlanner:
         self.inputs = {os.path.realpath(j.path) for j in inputs}
         self.taken: set[str] = set()
         self.renamed: set[int] = set()  # job indices given a "(n)" name: their own name was taken
-        self.existing: dict[int, Path] = {}  # job indices skipped as their output exists: that output
 
-    def plan(self, job: Job) -> tuple[Path | None, str]:
-        """(path, "") to write; (None, reason) to skip."""
+    def plan(self, job: Job) -> tuple[Path, str]:
+        """(path, "") to write it there; (the output there already, ``EXISTS``) to skip the photo."""
         e = self.export
         rel = _safe_relative(job) if e.mirror_subfolders else Path(job.path.name)
         stem = Path(rel.name).stem
@@ -54,8 +53,7 @@ class OutputPlanner:
         own = job.replaces is not None and os.path.realpath(job.replaces) == key
         if (out.exists() and not own) or clash:
             if e.if_exists == "skip" and not clash:
-                self.existing[job.index] = out
-                return None, EXISTS
+                return out, EXISTS
             if e.if_exists == "new_name" or clash:
                 out = self._new_name(folder, name, ext)
                 key = os.path.realpath(out)
@@ -83,17 +81,13 @@ class OutputPlanner:
             n += 1
 
 
-def outputs_taken(export: ExportOptions, jobs: Sequence[Job]) -> int:
-    """How many of the photos have an output under their own name already (not their own last one, which a run
-    again replaces): those "skip" would skip, each a "(1)" copy by default. Only looks at the disk.
-    """
-    planner = OutputPlanner(replace(export, if_exists="skip"), jobs)
-    return sum(planner.plan(job)[1] == EXISTS for job in jobs)
-
-
 def copies_to_ask_about(export: ExportOptions, jobs: Sequence[Job]) -> int:
     """How many "(1)" copies of existing outputs a run would write, when that is at least half its photos (worth a
     word before it starts: a folder run a second time); 0 otherwise, and where Export replaces or skips anyway.
+    The photos "skip" would skip (their own last output, which a run again replaces, is not one); only the disk.
     """
-    taken = outputs_taken(export, jobs) if export.if_exists == "new_name" and jobs else 0
+    if export.if_exists != "new_name" or not jobs:
+        return 0
+    planner = OutputPlanner(replace(export, if_exists="skip"), jobs)
+    taken = sum(planner.plan(job)[1] == EXISTS for job in jobs)
     return taken if 2 * taken >= len(jobs) else 0

@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..messages import counted, one_line, printable, short_reason
+from ..messages import counted, one_line, part_of, printable, short_reason
 from .report import PhotoReport, print_problems
 from .usage import UsageError
 
@@ -129,10 +129,9 @@ def _say_taken(export: ExportOptions, jobs: list[Job]) -> None:
 
     taken, n = copies_to_ask_about(export, jobs), len(jobs)
     if taken:
-        who = ("the photo has" if n == 1 else f"all {n} photos have" if taken == n
-               else f"{taken} of the {n} photos have")
-        print(f"note: {who} an output in {export.output_dir} already: they will be written again as copies "
-              "('photo (1).jpg'); --skip-existing skips them, --overwrite replaces them", file=sys.stderr)
+        print(f"note: {part_of(taken, n, 'photo')} {'has' if n == 1 else 'have'} an output in {export.output_dir} "
+              "already: they will be written again as copies ('photo (1).jpg'); --skip-existing skips them, "
+              "--overwrite replaces them", file=sys.stderr)
 
 
 def _chosen_by_look(settings: ColorizeSettings, jobs: list[Job],
@@ -146,11 +145,12 @@ def _chosen_by_look(settings: ColorizeSettings, jobs: list[Job],
     if not settings.by_look:
         return settings, {}
 
-    looks = look_by_folder([j.path for j in jobs])
+    paths = [j.path for j in jobs]
+    looks = look_by_folder(paths)
     main = looks.main_model
     print(looks.line())
     report.chosen = looks.overall.sampled > 0  # chosen by look: no advice to choose otherwise
-    routes = {jobs[i].index: m for i, m in looks.routes([j.path for j in jobs], main).items()}
+    routes = {jobs[i].index: m for i, m in looks.routes(paths, main).items()}
     return chosen(settings, main), routes
 
 

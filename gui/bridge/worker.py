@@ -122,8 +122,8 @@ class BatchWorker(QObject):
                     summary.cancelled = True
                     return
             choice = _Choice(looks, req)
+            others = {m: self._factory(chosen(settings, m)) for m in choice.others}
             settings = chosen(settings, choice.main) if looks is not None else settings
-            others = {m: self._factory(chosen(req.model.validated(), m)) for m in choice.others}
             routed = {i: others[m] for i, m in choice.routes.items()}
             colorizer = self._factory(settings)
             compare = (self._factory(replace(settings, engine="baseline", precision="fp32",

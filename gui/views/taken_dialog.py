@@ -10,6 +10,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractButton, QMessageBox, QWidget
 
+from engine.messages import part_of
+
 ANSWERS = {"Write Copies": "new_name", "Replace Them": "overwrite", "Skip Them": "skip"}  # -> if_exists, this run
 
 
@@ -18,10 +20,10 @@ def ask_about_taken(parent: QWidget, taken: int, total: int, folder: Path,
     """Opens the question (window-modal, not blocking); ``answer`` gets the run's ``ExportOptions.if_exists``
     ("new_name", "overwrite" or "skip"), or "" for Cancel, once it is chosen.
     """
-    who = ("The photo to colorize has" if total == 1 else f"All {total} photos to colorize have" if taken == total
-           else f"{taken} of the {total} photos to colorize have")
-    box = QMessageBox(QMessageBox.Icon.Question, "Outputs exist already", f"{who} an output in {folder} already.",
-                      QMessageBox.StandardButton.Cancel, parent)
+    who = f"{part_of(taken, total, 'photo')} to colorize {'has' if total == 1 else 'have'}"
+    box = QMessageBox(QMessageBox.Icon.Question, "Outputs exist already",
+                      f"{who[0].upper()}{who[1:]} an output in {folder} already.", QMessageBox.StandardButton.Cancel,
+                      parent)
     box.setInformativeText("Write them again as copies beside the old ones (named like \"photo (1)\"), replace the "
                            "old ones, or skip the photos that have one? For this run only. Not to be asked: set "
                            "Export's \"If it exists\" to overwrite or skip.")

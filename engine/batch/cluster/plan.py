@@ -97,7 +97,7 @@ def _plan_outputs(plan: Plan, export: ExportOptions, remote: tuple[Path, str] | 
         except (OSError, ValueError) as err:
             plan.failed[job.index] = f"cannot choose an output name ({one_line(str(err), 120)})"
             continue
-        if out is None:
+        if skip:
             plan.skipped[job.index] = skip
         elif remote is None:
             plan.outputs[job.index] = str(out)
