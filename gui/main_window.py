@@ -198,6 +198,7 @@ class MainWindow(QMainWindow):
         self.live.stop()
         self.teach.shutdown()
         self.controller.shutdown()
+        self.batch.outputs.stop()
         self.viewer.stop()
         self.prefs.save()
         self.live.release()

@@ -40,7 +40,7 @@ from engine.batch.inputs import collect_inputs  # noqa: E402
 from engine.batch.pipeline import BatchPipeline  # noqa: E402
 from engine.colorizer import Colorizer  # noqa: E402
 from engine.model import CVUNet, ModelConfig  # noqa: E402
-from engine.options import BatchSummary, ColorizeSettings, ExportOptions, PhotoResult  # noqa: E402
+from engine.options import WORKING_SIZE, BatchSummary, ColorizeSettings, ExportOptions, PhotoResult  # noqa: E402
 from engine.weights import DEFAULT_WEIGHTS  # noqa: E402
 
 
@@ -108,7 +108,7 @@ def run_in_app(folder: Path, out: Path, on_result: Callable[[PhotoResult], None]
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--photos", type=int, default=1000)
-    ap.add_argument("--size", type=int, default=256, help="working size (longer side)")
+    ap.add_argument("--size", type=int, default=WORKING_SIZE, help="working size (longer side)")
     ap.add_argument("--photo-sizes", type=parse_sizes, default=parse_sizes("320x240,240x320,300x300,400x260"),
                     help="generated photo sizes WxH, cycled (default: %(default)s)")
     ap.add_argument("--batch-size", type=int, default=4)
@@ -120,14 +120,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--max-growth-mb", type=float, default=64.0)
     ap.add_argument("--keep", action="store_true", help="keep the generated photos and outputs")
     ap.add_argument("--app", action="store_true",
-                    help="run the batch in the app's window (offscreen, the app's own settings: working size 512, "
-                         "previews, queue and charts) instead of BatchPipeline")
+                    help="run the batch in the app's window (offscreen, the app's own settings: working size "
+                         f"{WORKING_SIZE}, previews, queue and charts) instead of BatchPipeline")
     args = ap.parse_args(argv)
     if args.photos < 1 or args.every < 1 or args.warmup < 0:
         ap.error("--photos and --every must be positive, --warmup not negative")
 
     if args.app:  # the window builds its own engine from its settings, as for a user
-        print("mode: the app's window, offscreen, with its default settings (working size 512, previews on)")
+        print(f"mode: the app's window, offscreen, with its default settings (working size {WORKING_SIZE}, "
+              "previews on)")
     else:
         weights = args.weights or (DEFAULT_WEIGHTS if DEFAULT_WEIGHTS.is_file() else None)
         settings = ColorizeSettings(device=args.device, size=args.size, batch_size=args.batch_size, weights=weights)
@@ -198,6 +199,8 @@ def main(argv: list[str]) -> int:
     growth = max(after) - base if after else 0.0
     print()
     print(summary.line())
+    if summary.model_choice:  # auto: a second model loads when the first photo its look calls for comes
+        print(f"model: {summary.model_choice}")
     print(f"RSS at warm-up ({warm} photos): {base:.1f} MB; max growth after it: {growth:+.1f} MB "
           f"(limit {args.max_growth_mb:.0f} MB)")
     print(f"after the batch: {fds1} fds (before {fds0}), {threads1} threads (before {threads0})")

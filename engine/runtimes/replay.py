@@ -312,6 +312,8 @@ class Replays:
                 self._records[key] = record
                 while sum(r.nbytes for r in self._records.values()) > RECORD_BUDGET:
                     self._records.popitem(last=False)
+                log.info("input %s recorded, %d MB: %d records hold %d MB", tuple(L.shape), record.nbytes >> 20,
+                         len(self._records), sum(r.nbytes for r in self._records.values()) >> 20)
                 result[...] = record.out.numpy()  # the recording call's own output
                 return True
             self._records.move_to_end(key)

@@ -4,7 +4,7 @@ as results arrive; and the offer to run again once settings changed since photos
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -17,8 +17,9 @@ from engine.options import BatchSummary, ExportOptions, PhotoResult, Status
 from engine.print_look import old_print_advice
 from gui.model.hint_store import HintStore
 from gui.model.models import OLD_PRINTS, display_name
+from gui.model.outputs_check import CopiesToAsk, OutputsCheck
 from gui.model.queue_model import RUNNABLE, QueueModel
-from gui.model.request import BatchRequest, QueuedPhoto
+from gui.model.request import BatchRequest
 from gui.model.run_keys import changed_text, nothing_to_run_text, out_of_date, run_key
 from gui.model.settings import AppSettings
 from gui.presenters.batch_controller import BatchController, progress_format
@@ -28,8 +29,6 @@ from gui.views.engine_panel import EnginePanel
 from gui.views.export_panel import ExportPanel
 from gui.views.queue_table import QueueTable
 from gui.views.taken_dialog import ask_about_taken
-
-CopiesToAsk = Callable[[Sequence[QueuedPhoto], ExportOptions], int]  # ``Backend.copies_to_ask_about``
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ class BatchPresenter(QObject):
         self.viewer = viewer
         self.views, self.settings, self.save, self.selected_keys = views, settings, save, selected_keys
         self.say, self.shortcut, self._parent = say, shortcut, parent
-        self.copies_to_ask_about = copies_to_ask_about
+        self.outputs = OutputsCheck(copies_to_ask_about, self)
         self.taken_box: QMessageBox | None = None  # the question before a run whose outputs exist already
         self.pause_action: QAction | None = None  # set once the window's actions exist
         self.failure_box: QMessageBox | None = None
@@ -82,7 +81,7 @@ class BatchPresenter(QObject):
         outputs already and Export would write copies, asks first and returns False; ``if_exists``: the answer,
         for this run only.
         """
-        if self.controller.running:
+        if self.controller.running or self.outputs.busy:
             return False
         problem = self.views.export_panel.problem()
         if problem:
@@ -97,7 +96,11 @@ class BatchPresenter(QObject):
         s = self.settings()
         if if_exists:
             s = replace(s, export=replace(s.export, if_exists=if_exists))
-        elif taken := self.copies_to_ask_about(photos, s.export):
+        elif (taken := self.outputs.count(photos, s.export, lambda n: self._counted(n, len(photos), s.export, only,
+                                                                                 selected))) is None:
+            self.say(f"Looking for outputs already in {s.export.output_dir}…")  # a large queue, on a thread
+            return False
+        elif taken:
             self._ask_about_taken(taken, len(photos), s.export.output_dir, only, selected)
             return False
         request = BatchRequest(tuple(photos), s.model, s.export, compare=s.compare, preview_size=PREVIEW_SIZE,
@@ -118,6 +121,14 @@ class BatchPresenter(QObject):
                       "all)" if selected and len(photos) < total else counted(len(photos), "photo"))
         self.say(f"Loading the model for {self._whom}…")
         return True
+
+    def _counted(self, taken: int, total: int, export: ExportOptions, only: set[int] | None, selected: bool) -> None:
+        if self.settings().export != export:  # Export changed while counting: count for the new choice
+            self.start_batch(only, selected)
+        elif taken:
+            self._ask_about_taken(taken, total, export.output_dir, only, selected)
+        else:
+            self.start_batch(only, selected, if_exists=export.if_exists)
 
     def _ask_about_taken(self, taken: int, total: int, folder: Path, only: set[int] | None, selected: bool) -> None:
         def answer(choice: str) -> None:
@@ -228,24 +239,12 @@ class BatchPresenter(QObject):
         self.update_compare_columns()
         if self._failed:
             return  # _on_failed already said why
-        text = summary.line()
         if not summary.done:  # the preview's "N photos queued. Press Start" would be stale
             self.viewer.queued("Cancelled before any photo was colorized." if summary.cancelled else
                                "No photo was colorized: each row's Message says why. Select a photo to see it.",
                                offer_action=False)
-        before = self._note_made_by(summary, req)
-        if summary.chosen_model and before:  # Auto chose anew for a queue that grew: say it, the colours changed
-            moved = "; ".join(f"{counted(before.count(c), 'photo')} made before by {display_name(c[0])} came from "
-                              f"{display_name(c[1])}" for c in dict.fromkeys(before))
-            text += (f"; {moved} this time, Auto judging the look of the queue's folders (a model chosen in the "
-                     "Engine panel keeps one)")
-        if summary.stopped_reason:
-            text += f" ({summary.stopped_reason})"
-        if summary.done:
-            text += f" → {self.views.export_panel.choice().output_dir}"
-        if summary.renamed:
-            text += " (as 'photo (1)', their own names being taken: Export's \"If it exists\" chooses)"
-        self.say(f"{text}. Most look like old prints: try \"Old prints\" (Engine panel)" if advice else text)
+        self.say(finished_text(summary, self._note_made_by(summary, req), self.views.export_panel.choice().output_dir,
+                               advice=bool(advice)))
 
     def _note_made_by(self, summary: BatchSummary, req: BatchRequest | None) -> list[tuple[str, str]]:
         """Each row's model, as the batch chose it for the photo's folder; (before, now) where it changed."""
@@ -292,3 +291,20 @@ class BatchPresenter(QObject):
 
     def update_compare_columns(self, *_: object) -> None:
         self.table.show_compare_columns(self.views.engine_panel.comparing() or self.queue.has_comparison())
+
+
+def finished_text(summary: BatchSummary, before: list[tuple[str, str]], output_dir: Path, advice: bool) -> str:
+    """The status line after a run; ``before``: (model before, model now) of each photo whose model changed."""
+    text = summary.line()
+    if summary.chosen_model and before:  # Auto chose anew for a queue that grew: say it, the colours changed
+        moved = "; ".join(f"{counted(before.count(c), 'photo')} made before by {display_name(c[0])} came from "
+                          f"{display_name(c[1])}" for c in dict.fromkeys(before))
+        text += (f"; {moved} this time, Auto judging the look of the queue's folders (a model chosen in the "
+                 "Engine panel keeps one)")
+    if summary.stopped_reason:
+        text += f" ({summary.stopped_reason})"
+    if summary.done:
+        text += f" → {output_dir}"
+    if summary.renamed:
+        text += " (as 'photo (1)', their own names being taken: Export's \"If it exists\" chooses)"
+    return f"{text}. Most look like old prints: try \"Old prints\" (Engine panel)" if advice else text

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+
 from PySide6.QtWidgets import QMessageBox
+
+from gui.model import outputs_check
 
 TIMEOUT_MS = 60_000
 
@@ -115,3 +119,46 @@ def test_run_again_cancelled_at_the_question_leaves_its_photos_as_they_were(qtbo
     assert not window.batch.run_again()  # Run Again on them: the question again
     _answer(qtbot, window, None)  # Cancel
     assert [(r.status, r.message) for r in window.queue.rows()] == [("skipped", "output exists")] * 2
+
+
+def _count_held(window):
+    """The window's count of existing outputs, made to wait for ``release`` (a slow network share)."""
+    release, count = threading.Event(), window.batch.outputs._count
+    window.batch.outputs._count = lambda *args: (release.wait(30), count(*args))[1]
+    return release
+
+
+def test_a_large_queue_is_counted_off_the_window_thread_then_asked(qtbot, make_window, backend, grey_photos,
+                                                                  tmp_path, monkeypatch):
+    photos = grey_photos(3)
+    _run(qtbot, (first := _second_window(qtbot, make_window, backend, photos)))
+    first.close()
+    monkeypatch.setattr(outputs_check, "COUNT_HERE", 2)  # 3 photos count as a large queue
+    window = _second_window(qtbot, make_window, backend, photos)
+    release = _count_held(window)
+    assert not window.batch.start_batch()  # returns while the disk is read: the window is not frozen
+    assert window.status_label.text() == f"Looking for outputs already in {tmp_path / 'out'}…"
+    assert window.batch.outputs.busy and window.batch.taken_box is None
+    assert not window.batch.start_batch() and not window.controller.running  # Start again while counting: nothing
+    release.set()
+    qtbot.waitUntil(lambda: window.batch.taken_box is not None)
+    assert "All 3 photos to colorize have an output" in window.batch.taken_box.text()
+    _answer(qtbot, window, "Skip Them")
+    assert [r.status for r in window.queue.rows()] == ["skipped"] * 3
+
+
+def test_a_large_queue_with_no_outputs_starts_once_counted_for_the_folder_chosen_meanwhile(
+        qtbot, make_window, backend, grey_photos, tmp_path, monkeypatch):
+    photos = grey_photos(3)
+    _run(qtbot, (first := _second_window(qtbot, make_window, backend, photos)))
+    first.close()
+    monkeypatch.setattr(outputs_check, "COUNT_HERE", 2)
+    window = _second_window(qtbot, make_window, backend, photos)
+    release = _count_held(window)
+    assert not window.batch.start_batch()
+    window.prefs.set_output_dir(tmp_path / "elsewhere")  # while the first folder is counted
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        release.set()
+    assert window.batch.taken_box is None  # nothing in the new folder: no question
+    assert sorted(p.name for p in (tmp_path / "elsewhere").rglob("*.png")) == [f"photo{i:02d}.png" for i in range(3)]
+    assert not list((tmp_path / "out").rglob("* (1).png"))
