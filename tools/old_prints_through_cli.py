@@ -124,14 +124,15 @@ def main() -> int:
 
                 model = look_of_batch(paths).model
             chosen = ["--weights", model] if model.endswith(".pt") else ["--model", model]
-            done = subprocess.run([sys.executable, str(ROOT / "main.py"), "colorize",
-                                   *[str(f) for f in folders if any(f.iterdir())], "--output", str(out),
-                                   *chosen], capture_output=True, text=True)
+            given = [f for f in folders if any(f.iterdir())]
+            done = subprocess.run([sys.executable, str(ROOT / "main.py"), "colorize", *map(str, given), "--output",
+                                   str(out), *chosen], capture_output=True, text=True)
             model = a.models[i]
             if done.returncode != 0:
                 print(done.stderr)
                 return done.returncode
-            rows = [judged(decode(out / n).pixels, rgb) for n, (_, rgb) in zip(names, photos, strict=True)]
+            made_at = [out / p.parent.name / p.name if len(given) > 1 else out / p.name for p in paths]  # names kept
+            rows = [judged(decode(m).pixels, rgb) for m, (_, rgb) in zip(made_at, photos, strict=True)]
             result["models"][model] = {"stdout": done.stdout.strip().splitlines(),
                                        "gain": [r[0] for r in rows], "colourfulness": [r[1] for r in rows]}
     result["truth_colourfulness"] = [colourfulness(rgb) for _, rgb in photos]

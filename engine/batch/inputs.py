@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -11,14 +12,19 @@ from ..options import Job
 from ..partials import PARTIAL_MARK
 
 
-def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool = False) -> tuple[list[Job], list[str]]:
+def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = None) -> tuple[list[Job], list[str]]:
     """Files as given, folders walked recursively (symlink loops broken), duplicates dropped.
 
     Each job's root is the folder it was found in (its output mirrors the path below it); with
-    ``keep_folder_names`` it is that folder's parent, so the folder's own name leads the path: the app's
-    folders, added one at a time, then write into folders of their own names instead of mixing in the
-    output's root. Returns the jobs and one-line problems with the given paths.
+    ``keep_folder_names`` (by default: when several paths are given) it is that folder's parent, so the folder's
+    own name leads the path and folders given together, or the app's added one at a time, write into folders of
+    their own names instead of mixing in the output's root. Two folders of one name (``a/scans``, ``b/scans``)
+    keep as many of their parents' names as tell them apart. Returns the jobs and one-line problems with the paths.
     """
+    given = [Path(p) for p in paths]
+    if keep_folder_names is None:
+        keep_folder_names = len(given) > 1
+    roots = _distinct_roots([Path(os.path.abspath(p)) for p in given if p.is_dir()]) if keep_folder_names else {}
     jobs: list[Job] = []
     problems: list[str] = []
     seen: set[str] = set()
@@ -32,12 +38,11 @@ def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool = False) ->
     def unreadable(err: OSError) -> None:
         problems.append(f"{err.filename or p}: cannot read this folder ({err.strerror or err})")
 
-    for raw in paths:
-        p = Path(raw)
+    for p in given:
         if p.is_dir():
             if keep_folder_names:
                 p = Path(os.path.abspath(p))  # "." has a name too
-            root = p.parent if keep_folder_names else p
+            root = roots[p] if keep_folder_names else p
             visited: set[tuple[int, int]] = set()
             for folder, dirs, files in os.walk(p, followlinks=True, onerror=unreadable):
                 try:
@@ -61,3 +66,16 @@ def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool = False) ->
         else:
             problems.append(f"{p}: no such file or folder")
     return jobs, problems
+
+
+def _distinct_roots(folders: list[Path]) -> dict[Path, Path]:
+    """Each folder's root: its parent, or an ancestor further up where another folder has the same last names."""
+    depth = dict.fromkeys(folders, 1)
+    while True:
+        kept = {f: f.parts[-depth[f]:] for f in folders}
+        counts = Counter(kept.values())
+        grow = [f for f in depth if counts[kept[f]] > 1 and depth[f] < len(f.parts) - 1]
+        if not grow:
+            return {f: f.parents[depth[f] - 1] for f in folders}
+        for f in grow:
+            depth[f] += 1

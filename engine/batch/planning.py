@@ -53,10 +53,16 @@ class OutputPlanner:
         own = job.replaces is not None and os.path.realpath(job.replaces) == key
         if (out.exists() and not own) or clash:
             if e.if_exists == "skip" and not clash:
+                self.taken.add(key)  # a later photo of the same name is not skipped for this one's output
                 return out, EXISTS
             if e.if_exists == "new_name" or clash:
-                out = self._new_name(folder, name, ext)
+                # Replace and skip take the photo's "(n)" name of an earlier run of the same inputs (the plan is
+                # the same each run); "new_name" only a name nothing has.
+                out = self._new_name(folder, name, ext, on_disk_too=e.if_exists == "new_name")
                 key = os.path.realpath(out)
+                self.taken.add(key)
+                if e.if_exists == "skip" and out.exists():
+                    return out, EXISTS
                 self.renamed.add(job.index)
         self.taken.add(key)
         return out, ""
@@ -71,12 +77,13 @@ class OutputPlanner:
             return None
         return own if own.stem == name or re.fullmatch(re.escape(name) + r" \(\d+\)", own.stem) else None
 
-    def _new_name(self, folder: Path, name: str, ext: str) -> Path:
+    def _new_name(self, folder: Path, name: str, ext: str, on_disk_too: bool) -> Path:
+        """The first "(n)" name that is no input and no other photo's in this run (``on_disk_too``: nor a file)."""
         n = 1
         while True:
             cand = folder / f"{name} ({n}){ext}"
             key = os.path.realpath(cand)
-            if not cand.exists() and key not in self.inputs and key not in self.taken:
+            if key not in self.inputs and key not in self.taken and not (on_disk_too and cand.exists()):
                 return cand
             n += 1
 

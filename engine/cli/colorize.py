@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..messages import counted, one_line, part_of, printable, short_reason
+from .interrupt import first_ctrl_c_cancels
 from .report import PhotoReport, print_problems
 from .usage import UsageError
 
@@ -86,13 +87,15 @@ def colorize_command(args: argparse.Namespace) -> int:
     pipeline = BatchPipeline(colorizer, export, hints=hints, measure_look=not report.chosen,
                              routed={i: others[m] for i, m in routes.items()})
     try:
-        summary = pipeline.run(jobs, on_result=report, control=control)
-    except KeyboardInterrupt:
+        with first_ctrl_c_cancels(control):
+            summary = pipeline.run(jobs, on_result=report, control=control)
+    except KeyboardInterrupt:  # a second Ctrl+C: at once
         control.cancel()
-        report.close()
+        summary = None
+    report.close()
+    if summary is None or summary.cancelled:
         print(report.cancelled_text(len(jobs), export.output_dir), file=sys.stderr)
         return 130
-    report.close()
     if summary.stopped_reason:
         print(f"error: {one_line(summary.stopped_reason, 300)}", file=sys.stderr)
     print(f"{summary.line()} [{colorizer.description}]")

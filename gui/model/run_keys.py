@@ -51,8 +51,9 @@ def changed_text(stale: int, shortcut: str, what: str = "Settings", selected: in
     them = "them" if stale != 1 else "it"
     head = f"{what} changed since {counted(stale, 'photo')} {'were' if stale != 1 else 'was'} colorized: "
     if selected and not selected_stale:
+        chosen = "selected photo is" if selected == 1 else "selected photos are"
         return (head + f"with no photo selected, Run Again ({shortcut}) colorizes {them} with the new "
-                f"{what.lower()} (the selected ones are up to date)")
+                f"{what.lower()} (the {chosen} not among them)")
     whom = f"the {counted(selected, 'selected photo')} (with none selected, every photo)" if selected else them
     return head + f"Run Again ({shortcut}) colorizes {whom} with the new {what.lower()}"
 

@@ -108,7 +108,8 @@ def export_dialog(parent: QWidget, before: QImage, after: QImage, photo: Path, f
     sizes = ([("full size", full_size)] if full_size is not None else []) + [("preview size", None)]
     filters = {f"{kind} image, {size} ({pattern})": make for size, make in sizes
                for kind, pattern in (("PNG", "*.png"), ("JPEG", "*.jpg *.jpeg"))}
-    chosen, picked = QFileDialog.getSaveFileName(parent, "Export comparison", str(folder / suggested_name(photo)),
+    start = folder if folder.is_dir() else photo.parent  # an output folder not made yet: Qt would open its own cwd
+    chosen, picked = QFileDialog.getSaveFileName(parent, "Export comparison", str(start / suggested_name(photo)),
                                                  ";;".join(filters), next(iter(filters)))
     if not chosen:
         return None

@@ -238,3 +238,35 @@ def test_a_photo_run_again_replaces_its_own_output_even_under_a_new_name_and_not
     assert OutputPlanner(export, [elsewhere]).plan(elsewhere) == (out / "x (3).png", "")
     other = Job(0, photo, photo.parent, replaces=out / "y.png")  # never a file of another name
     assert OutputPlanner(export, [other]).plan(other) == (out / "x (3).png", "")
+
+
+def test_folders_given_together_keep_their_names_and_two_of_one_name_their_parents_too(tmp_path):
+    for folder in ("a/scans", "b/scans", "family", "one"):
+        write_grey(tmp_path / folder / "p.png", 20, 30, 0)
+    jobs, problems = collect_inputs([tmp_path / "a/scans", tmp_path / "b/scans", tmp_path / "family"])
+    assert not problems
+    assert [str(j.path.relative_to(j.root)) for j in jobs] == ["a/scans/p.png", "b/scans/p.png", "family/p.png"]
+    alone, _ = collect_inputs([tmp_path / "one"])  # one folder: the output mirrors what is inside it
+    assert [str(j.path.relative_to(j.root)) for j in alone] == ["p.png"]
+
+
+def test_replace_and_skip_take_a_same_named_photos_own_copy_name_from_the_last_run(tmp_path):
+    """Two photos of one name in a run: the second writes "x (1)". Run again, Replace must replace that "x (1)"
+    (not add "x (2)" each time) and Skip must skip it (not colorize the photo again as "x (2)").
+    """
+    from engine.batch.planning import EXISTS, OutputPlanner
+    from engine.options import Job
+
+    out = tmp_path / "out"
+    jobs = [Job(0, tmp_path / "a" / "x.png", tmp_path / "a"), Job(1, tmp_path / "b" / "x.png", tmp_path / "b")]
+    first = OutputPlanner(ExportOptions(out), jobs)
+    assert [first.plan(j) for j in jobs] == [(out / "x.png", ""), (out / "x (1).png", "")]
+    out.mkdir()
+    for name in ("x.png", "x (1).png"):
+        (out / name).write_bytes(b"written by the first run")
+    replace_all = OutputPlanner(ExportOptions(out, if_exists="overwrite"), jobs)
+    assert [replace_all.plan(j) for j in jobs] == [(out / "x.png", ""), (out / "x (1).png", "")]
+    skip = OutputPlanner(ExportOptions(out, if_exists="skip"), jobs)
+    assert [skip.plan(j) for j in jobs] == [(out / "x.png", EXISTS), (out / "x (1).png", EXISTS)]
+    copies = OutputPlanner(ExportOptions(out), jobs)  # "new_name" still writes beside both
+    assert [copies.plan(j) for j in jobs] == [(out / "x (2).png", ""), (out / "x (3).png", "")]

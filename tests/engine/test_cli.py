@@ -102,8 +102,9 @@ def test_a_second_run_writes_new_names_unless_told_to_overwrite(tmp_path, weight
 def test_two_photos_of_one_name_are_both_kept_and_the_note_does_not_offer_flags_that_cannot_help(tmp_path, weights):
     for folder in ("a", "b"):
         write_grey(tmp_path / folder / "one.png", 40, 50)
-    p = cli("colorize", tmp_path / "a", tmp_path / "b", "--output", tmp_path / "out", "--weights", weights,
-            "--size", "64", "--overwrite")
+    # files given from two folders (folders given together would each write into a folder of their own name)
+    p = cli("colorize", tmp_path / "a" / "one.png", tmp_path / "b" / "one.png", "--output", tmp_path / "out",
+            "--weights", weights, "--size", "64", "--overwrite")
     assert p.returncode == 0 and sorted(x.name for x in (tmp_path / "out").iterdir()) == ["one (1).png", "one.png"]
     assert "1 output went under a new name" in p.stdout and "another photo of the run" in p.stdout
     assert "--overwrite replaces" not in p.stdout
@@ -231,6 +232,45 @@ def test_ctrl_c_says_how_many_photos_were_written_and_how_to_go_on(tmp_path, wei
     assert code == 130
     assert (f"cancelled: 1 of 3 photos written to {tmp_path / 'out'} (1 skipped); run the same command with "
             "--skip-existing to go on where it stopped") in err
+
+
+def test_a_first_ctrl_c_finishes_the_photos_in_progress_and_counts_every_one_written(tmp_path, weights, capsys,
+                                                                                    monkeypatch):
+    import signal
+
+    from engine.batch.pipeline import BatchPipeline
+
+    for i in range(6):
+        write_grey(tmp_path / "in" / f"p{i}.png", 40, 50, i)
+    real_run = BatchPipeline.run
+
+    def interrupted(self, jobs, on_result=None, **kw):
+        def report(result):
+            on_result(result)
+            if result.index == 0:  # Ctrl-C after the first photo, as the terminal sends it
+                os.kill(os.getpid(), signal.SIGINT)
+
+        return real_run(self, jobs, on_result=report, **kw)
+
+    monkeypatch.setattr(BatchPipeline, "run", interrupted)
+    code = engine_cli.main(["colorize", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--weights",
+                            str(weights), "--size", "64", "--batch-size", "1"])
+    err = capsys.readouterr().err
+    written = sorted((tmp_path / "out").glob("*.png"))
+    assert code == 130 and 1 <= len(written) < 6
+    assert "stopping after the photos in progress (Ctrl+C again stops at once)" in err
+    assert f"cancelled: {len(written)} of 6 photos written" in err  # the photos in progress too
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back after the run
+
+
+def test_folders_colorized_together_each_write_into_a_folder_of_their_name(tmp_path, weights):
+    for folder in ("a/scans", "b/scans"):
+        write_grey(tmp_path / folder / "p.png", 40, 50, 0)
+    p = cli("colorize", tmp_path / "a/scans", tmp_path / "b/scans", "--output", tmp_path / "out", "--weights",
+            weights, "--size", "64")
+    assert p.returncode == 0, p.stderr
+    assert sorted(str(f.relative_to(tmp_path / "out")) for f in (tmp_path / "out").rglob("*.png")) == [
+        "a/scans/p.png", "b/scans/p.png"]
 
 
 def test_colorize_readout_evaluate_and_tune_colour_at_one_working_size_by_default(tmp_path):

@@ -160,7 +160,7 @@ def test_colorize_auto_colours_each_folder_with_its_own_model(tmp_path):
 
     for folder, model, other in ((old, "old-prints", "shipped"), (clean, "shipped", "old-prints")):
         for photo in sorted(folder.iterdir()):
-            mixed = read("mixed", photo)
+            mixed = read(f"mixed/{folder.name}", photo)  # folders given together keep their names
             assert np.abs(mixed - read(model, photo)).max() <= 2 < np.abs(mixed - read(other, photo)).max(), photo
 
 

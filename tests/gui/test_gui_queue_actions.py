@@ -4,6 +4,8 @@ from the context menu (and saying so when nothing can open it), and exporting a 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import cv2
 import numpy as np
 import pytest
@@ -216,3 +218,18 @@ def test_export_comparison_of_a_large_photo_offers_its_full_size(size, make_wind
     assert (width, height) == (2 * side + GAP, BAND + side * 3 // 4)
     spread = lambda a: np.abs(a - a.mean(axis=2, keepdims=True)).mean()  # noqa: E731 - 0 for grey
     assert spread(image[BAND:, : side - 2]) < 0.5 and spread(image[BAND:, side + GAP + 2:]) > 2.0
+
+
+def test_export_comparison_opens_in_the_photos_folder_while_the_output_folder_is_not_made_yet(
+        make_window, backend, grey_photos, qtbot, monkeypatch, tmp_path):
+    window = make_window(backend)
+    photo = grey_photos(1)[0]
+    window.queue_presenter.add_paths([photo])
+    _run(qtbot, window)
+    window.table.selectRow(0)
+    window.prefs.set_output_dir(tmp_path / "not made yet")
+    starts = []
+    monkeypatch.setattr("gui.views.comparison_export.QFileDialog.getSaveFileName",
+                        lambda parent, title, start, *a: (starts.append(Path(start)), ("", ""))[1])
+    assert window.viewer.export_comparison() is None  # the dialog cancelled
+    assert starts[0].parent == photo.parent  # not the program's working folder

@@ -119,7 +119,7 @@ def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_w
     window.preview.bar.strength.setValue(130)
     window.preview.bar.strength.setValue(120)
     text = window.status_label.text()
-    assert "since 1 photo was colorized" in text and "with no photo selected" in text and "up to date" in text
+    assert "since 1 photo was colorized" in text and "with no photo selected" in text and "not among them" in text
 
 
 def test_a_run_again_cancelled_then_started_still_replaces_the_photos_own_outputs(qtbot, make_window, slow_backend,
@@ -139,3 +139,13 @@ def test_a_run_again_cancelled_then_started_still_replaces_the_photos_own_output
     _run(qtbot, window)  # Start takes the cancelled ones
     assert [r.status for r in window.queue.rows()] == ["done"] * 8
     assert sorted(p.name for p in (tmp_path / "out").rglob("*.png")) == outputs  # no "(1)" copies
+
+
+def test_the_offer_with_only_unchanged_photos_selected_does_not_call_them_up_to_date():
+    """A failed photo selected is not "up to date": the offer says only that it is not among those changed."""
+    from gui.model.run_keys import changed_text
+
+    text = changed_text(3, "Ctrl+R", "Settings", selected=1, selected_stale=0)
+    assert text == ("Settings changed since 3 photos were colorized: with no photo selected, Run Again (Ctrl+R) "
+                    "colorizes them with the new settings (the selected photo is not among them)")
+    assert "up to date" not in changed_text(3, "Ctrl+R", "Hints", selected=2, selected_stale=0)
