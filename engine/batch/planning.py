@@ -47,7 +47,10 @@ class OutputPlanner:
         real_folder = Path(os.path.realpath(folder))
         if real_folder != self.root and self.root not in real_folder.parents:
             folder = self.root  # a symlinked subfolder pointing elsewhere: write at the top instead
-        out = self._own_output(job, folder, name, ext) or folder / (name + ext)
+        own_output = self._own_output(job, folder, name, ext)
+        if own_output is not None and own_output.stem != name:  # its "(n)" name of before: still a new name
+            self.renamed.add(job.index)
+        out = own_output or folder / (name + ext)
         key = os.path.realpath(out)
         clash = key in self.inputs or key in self.taken
         own = job.replaces is not None and os.path.realpath(job.replaces) == key

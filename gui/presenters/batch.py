@@ -279,8 +279,9 @@ class BatchPresenter(QObject):
         if self.controller.running:
             return
         s = self.settings()
-        stale = [r.key for r in self.queue.rows()
-                 if r.status == Status.DONE and out_of_date(r.run_key, run_key(s, self.hint_store.get(r.path)))]
+        stale = [r.key for r in self.queue.rows()  # a photo skipped for its output, given hints: it too
+                 if r.status == Status.DONE and out_of_date(r.run_key, run_key(s, self.hint_store.get(r.path)))
+                 or r.status == Status.SKIPPED and r.existing is not None and self.hint_store.get(r.path)]
         if stale:
             selected = set(self.selected_keys())
             self.say(changed_text(len(stale), self.shortcut("run_again"), what, len(selected),

@@ -270,3 +270,21 @@ def test_replace_and_skip_take_a_same_named_photos_own_copy_name_from_the_last_r
     assert [skip.plan(j) for j in jobs] == [(out / "x.png", EXISTS), (out / "x (1).png", EXISTS)]
     copies = OutputPlanner(ExportOptions(out), jobs)  # "new_name" still writes beside both
     assert [copies.plan(j) for j in jobs] == [(out / "x (2).png", ""), (out / "x (3).png", "")]
+
+
+def test_a_photo_run_again_into_its_own_copy_name_is_still_reported_under_a_new_name(tmp_path):
+    """The window's row keeps saying "written as 'x (1).png'" after Run Again, not a blank message."""
+    from engine.batch.planning import OutputPlanner
+    from engine.options import Job
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "x.png").write_bytes(b"someone else's x")
+    (out / "x (1).png").write_bytes(b"the photo's own output")
+    photo = tmp_path / "in" / "x.png"
+    again = Job(0, photo, photo.parent, replaces=out / "x (1).png")
+    planner = OutputPlanner(ExportOptions(out), [again])
+    assert planner.plan(again) == (out / "x (1).png", "") and planner.renamed == {0}
+    own_name = Job(0, photo, photo.parent, replaces=out / "x.png")
+    planner = OutputPlanner(ExportOptions(out), [own_name])
+    assert planner.plan(own_name) == (out / "x.png", "") and not planner.renamed

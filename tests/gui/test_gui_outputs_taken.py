@@ -162,3 +162,17 @@ def test_a_large_queue_with_no_outputs_starts_once_counted_for_the_folder_chosen
     assert window.batch.taken_box is None  # nothing in the new folder: no question
     assert sorted(p.name for p in (tmp_path / "elsewhere").rglob("*.png")) == [f"photo{i:02d}.png" for i in range(3)]
     assert not list((tmp_path / "out").rglob("* (1).png"))
+
+
+def test_hints_given_to_a_photo_skipped_for_its_output_offer_run_again(qtbot, make_window, backend, grey_photos):
+    from engine.hints import Hint
+
+    photos = grey_photos(2)
+    _run(qtbot, (first := _second_window(qtbot, make_window, backend, photos)))
+    first.close()
+    window = _second_window(qtbot, make_window, backend, photos)
+    assert not window.batch.start_batch()
+    _answer(qtbot, window, "Skip Them")
+    window.hint_store.set(photos[0], [Hint(0.5, 0.5, (200, 30, 30))])
+    assert "Hints changed since 1 photo was colorized" in window.status_label.text()
+    assert "Run Again" in window.status_label.text()
