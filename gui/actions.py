@@ -25,6 +25,7 @@ class ActionState:
     has_rows: bool
     left: int  # queued or failed: something left to run
     finished: int  # done, skipped or failed: something Run Again can redo
+    counting: bool = False  # a large queue's outputs are being looked for before its run starts
 
 
 @dataclass(frozen=True)

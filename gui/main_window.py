@@ -152,6 +152,7 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.controller.running_changed.connect(self.update_actions)
+        self.batch.outputs.busy_changed.connect(self.update_actions)
         self.controller.running_changed.connect(self.history.refresh)
         for changed in (self.engine_panel.changed, self.export_panel.changed, self.preview.strength_changed):
             changed.connect(lambda *_: self.batch.offer_run_again())
@@ -172,7 +173,8 @@ class MainWindow(QMainWindow):
         counts = self.queue.counts()
         state = ActionState(running=self.controller.running, has_rows=self.queue.rowCount() > 0,
                             left=counts[Status.QUEUED] + counts[Status.FAILED],
-                            finished=counts[Status.DONE] + counts[Status.SKIPPED] + counts[Status.FAILED])
+                            finished=counts[Status.DONE] + counts[Status.SKIPPED] + counts[Status.FAILED],
+                            counting=self.batch.outputs.busy)
         update_actions(ACTIONS, self.actions_by_name, state)
         self.batch.lock_panels(state.running)
 
@@ -228,15 +230,15 @@ ACTIONS: tuple[Spec, ...] = (
     Spec("clear", "&Clear Queue", lambda w: w.queue_presenter.clear_queue(), "Ctrl+Shift+Backspace",
          tip="Empty the queue", menu="&Queue", toolbar=2, enabled=lambda s: not s.running and s.has_rows),
     Spec("start", "&Start", lambda w: w.batch.start_batch(), "Ctrl+Return", tip="Colorize the queued photos",
-         menu="&Batch", toolbar=1, enabled=lambda s: not s.running and s.left > 0),
+         menu="&Batch", toolbar=1, enabled=lambda s: not s.running and not s.counting and s.left > 0),
     Spec("run_again", "Run &Again", lambda w: w.batch.run_again(), "Ctrl+R",
          tip="Colorize the selected photos (or all) again, with the current settings", menu="&Batch", toolbar=1,
-         enabled=lambda s: not s.running and s.finished > 0),
+         enabled=lambda s: not s.running and not s.counting and s.finished > 0),
     Spec("pause", "&Pause", toggle=lambda w, on: w.batch.set_paused(on), shortcut="Ctrl+P",
          tip="Pause after the photos in progress", menu="&Batch", toolbar=1, enabled=lambda s: s.running),
     Spec("cancel", "&Cancel", lambda w: w.batch.cancel_batch(), "Esc",
          tip="Stop after the photos in progress; nothing is left half-written", menu="&Batch", toolbar=1,
-         enabled=lambda s: s.running),
+         enabled=lambda s: s.running or s.counting),
     Spec("teach", "&Teach from Colour Photos…", lambda w: w.teach.open_dialog(),
          tip="Teach the model from your own colour photos, saved under a name (the shipped model stays)",
          menu="&Model"),

@@ -12,19 +12,23 @@ from ..options import Job
 from ..partials import PARTIAL_MARK
 
 
-def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = None) -> tuple[list[Job], list[str]]:
+def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = None,
+                   beside: Iterable[tuple[Path, Path]] = ()) -> tuple[list[Job], list[str]]:
     """Files as given, folders walked recursively (symlink loops broken), duplicates dropped.
 
     Each job's root is the folder it was found in (its output mirrors the path below it); with
     ``keep_folder_names`` (by default: when several paths are given) it is that folder's parent, so the folder's
     own name leads the path and folders given together, or the app's added one at a time, write into folders of
     their own names instead of mixing in the output's root. Two folders of one name (``a/scans``, ``b/scans``)
-    keep as many of their parents' names as tell them apart. Returns the jobs and one-line problems with the paths.
+    keep as many of their parents' names as tell them apart, from each other and from the folders of ``beside``,
+    (photo, root) pairs already queued, whose output paths stay as they are. Returns the jobs and one-line problems
+    with the paths.
     """
     given = [Path(p) for p in paths]
     if keep_folder_names is None:
         keep_folder_names = len(given) > 1
-    roots = _distinct_roots([Path(os.path.abspath(p)) for p in given if p.is_dir()]) if keep_folder_names else {}
+    roots = (_distinct_roots([Path(os.path.abspath(p)) for p in given if p.is_dir()], _first_names(beside))
+             if keep_folder_names else {})
     jobs: list[Job] = []
     problems: list[str] = []
     seen: set[str] = set()
@@ -68,14 +72,34 @@ def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = No
     return jobs, problems
 
 
-def _distinct_roots(folders: list[Path]) -> dict[Path, Path]:
-    """Each folder's root: its parent, or an ancestor further up where another folder has the same last names."""
+def _first_names(pairs: Iterable[tuple[Path, Path]]) -> dict[str, Path]:
+    """The folder each (photo, root) pair's output path starts with, by its name (photos given alone start none)."""
+    names: dict[str, Path] = {}
+    for path, root in pairs:
+        try:
+            parts = path.relative_to(root).parts
+        except ValueError:
+            continue
+        if len(parts) > 1:
+            names.setdefault(parts[0].casefold(), root / parts[0])
+    return names
+
+
+def _distinct_roots(folders: list[Path], taken: dict[str, Path]) -> dict[Path, Path]:
+    """Each folder's root: its parent, or an ancestor further up where another folder, or a name ``taken`` by
+    another folder, has the same last names.
+    """
     depth = dict.fromkeys(folders, 1)
-    while True:
-        kept = {f: f.parts[-depth[f]:] for f in folders}
+
+    def clashes(f: Path, kept: tuple[str, ...], counts: Counter[tuple[str, ...]]) -> bool:
+        first = Path(*f.parts[:len(f.parts) - depth[f] + 1])  # the folder its output path starts with
+        return counts[kept] > 1 or taken.get(kept[0], first) != first
+
+    while True:  # names told apart as a case-blind disk (Windows, macOS) would
+        kept = {f: tuple(part.casefold() for part in f.parts[-depth[f]:]) for f in folders}
         counts = Counter(kept.values())
-        grow = [f for f in depth if counts[kept[f]] > 1 and depth[f] < len(f.parts) - 1]
+        grow = [f for f in depth if depth[f] < len(f.parts) - 1 and clashes(f, kept[f], counts)]
         if not grow:
-            return {f: f.parents[depth[f] - 1] for f in folders}
+            return {f: f.parents[depth[f] - 1] if len(f.parts) > 1 else f for f in folders}  # "/": itself
         for f in grow:
             depth[f] += 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -59,9 +59,10 @@ class OutputPlanner:
                 self.taken.add(key)  # a later photo of the same name is not skipped for this one's output
                 return out, EXISTS
             if e.if_exists == "new_name" or clash:
-                # Replace and skip take the photo's "(n)" name of an earlier run of the same inputs (the plan is
-                # the same each run); "new_name" only a name nothing has.
-                out = self._new_name(folder, name, ext, on_disk_too=e.if_exists == "new_name")
+                # Replace and skip take the "(n)" name an earlier run of the same inputs gave a photo whose name
+                # another photo of the run has (the plan is the same each run); "new_name", or a photo whose name
+                # an input has (the output folder holds photos), only a name no file has.
+                out = self._new_name(folder, name, ext, on_disk_too=e.if_exists == "new_name" or key in self.inputs)
                 key = os.path.realpath(out)
                 self.taken.add(key)
                 if e.if_exists == "skip" and out.exists():
@@ -91,13 +92,18 @@ class OutputPlanner:
             n += 1
 
 
-def copies_to_ask_about(export: ExportOptions, jobs: Sequence[Job]) -> int:
+def copies_to_ask_about(export: ExportOptions, jobs: Sequence[Job], stop: Callable[[], bool] = lambda: False) -> int:
     """How many "(1)" copies of existing outputs a run would write, when that is at least half its photos (worth a
     word before it starts: a folder run a second time); 0 otherwise, and where Export replaces or skips anyway.
     The photos "skip" would skip (their own last output, which a run again replaces, is not one); only the disk.
+    ``stop()`` true ends the count early (0: the window closing while a network share is read).
     """
     if export.if_exists != "new_name" or not jobs:
         return 0
     planner = OutputPlanner(replace(export, if_exists="skip"), jobs)
-    taken = sum(planner.plan(job)[1] == EXISTS for job in jobs)
+    taken = 0
+    for job in jobs:
+        if stop():
+            return 0
+        taken += planner.plan(job)[1] == EXISTS
     return taken if 2 * taken >= len(jobs) else 0

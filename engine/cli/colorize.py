@@ -93,7 +93,7 @@ def colorize_command(args: argparse.Namespace) -> int:
         control.cancel()
         summary = None
     report.close()
-    if summary is None or summary.cancelled:
+    if summary is None or summary.cancelled and summary.done + summary.skipped + summary.failed < len(jobs):
         print(report.cancelled_text(len(jobs), export.output_dir), file=sys.stderr)
         return 130
     if summary.stopped_reason:

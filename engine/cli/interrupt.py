@@ -4,6 +4,7 @@ a second stops at once (``KeyboardInterrupt``). Without this, the photos in prog
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -21,7 +22,9 @@ class Cancellable(Protocol):
 
 @contextmanager
 def first_ctrl_c_cancels(control: Cancellable) -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+    previous = signal.getsignal(signal.SIGINT)
+    # Signals reach the main thread only; a run started in the background with SIGINT ignored stays deaf to it.
+    if threading.current_thread() is not threading.main_thread() or previous is signal.SIG_IGN:
         yield
         return
 
@@ -29,10 +32,18 @@ def first_ctrl_c_cancels(control: Cancellable) -> Iterator[None]:
         if control.cancelled:
             raise KeyboardInterrupt
         control.cancel()
-        print("\nstopping after the photos in progress (Ctrl+C again stops at once)", file=sys.stderr)
+        _say("\nstopping after the photos in progress (Ctrl+C again stops at once)\n")
 
-    previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    signal.signal(signal.SIGINT, on_ctrl_c)
     try:
         yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    finally:  # a handler set from C reads as None: Python's own then
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+
+
+def _say(text: str) -> None:
+    """os.write, not print: the progress bar may be inside a write to stderr when the signal comes."""
+    try:
+        os.write(sys.stderr.fileno(), text.encode())
+    except (AttributeError, OSError, ValueError):  # a stderr with no file behind it (captured)
+        print(text, end="", file=sys.stderr)

@@ -31,17 +31,21 @@ class HintMatch(NamedTuple):
 
 
 def match_hints(hints_file: HintsFile, jobs: Sequence[Job]) -> HintMatch:
-    """Each key's input: the one whose path relative to its input folder is the key, else the one input whose
+    """Each key's input: the one whose path relative to its input folder is the key (folders given together keep
+    their names in that path: the key may leave the first one out), else the one input whose
     path, with its input folder's own name in front, ends with the key on whole names (a file name, or
     ``beach/scan07.png``, or ``1952/beach/scan07.png``: the app keeps a queued folder's name, the command line
     walks inside it, and a file saved by either reads in the other). A key naming several inputs is
     ambiguous and not used (never guessed); two keys naming the same input add up, in file order.
     """
     by_path: dict[str, list[Job]] = {}
+    by_inner: dict[str, list[Job]] = {}  # the path below the folder's own name
     by_tail: dict[tuple[str, ...], list[Job]] = {}
     for job in jobs:
         key = photo_key(job)
         by_path.setdefault(key, []).append(job)
+        if len(inner := PurePosixPath(key).parts[1:]):
+            by_inner.setdefault(PurePosixPath(*inner).as_posix(), []).append(job)
         parts = (Path(os.path.abspath(job.root)).name, *PurePosixPath(key).parts)  # "." has a name too
         for k in range(1, len(parts) + 1):
             by_tail.setdefault(parts[-k:], []).append(job)
@@ -50,7 +54,7 @@ def match_hints(hints_file: HintsFile, jobs: Sequence[Job]) -> HintMatch:
     ambiguous: list[str] = []
     for key, points in hints_file.photos.items():
         norm = PurePosixPath(key.replace("\\", "/"))
-        found = by_path.get(norm.as_posix()) or by_tail.get(norm.parts, [])
+        found = by_path.get(norm.as_posix()) or by_inner.get(norm.as_posix()) or by_tail.get(norm.parts, [])
         if not found:
             unmatched.append(key)
         elif len(found) > 1:

@@ -366,12 +366,14 @@ def model_card(path: Path | None = None) -> tuple[dict[str, Any] | None, str | N
         return None, f"the model card is not readable: {err}"
 
 
-def collect(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
+def collect(paths: Iterable[Path], beside: Iterable[tuple[Path, Path]] = ()
+            ) -> tuple[list[tuple[Path, Path]], list[str]]:
     """Files and folders (walked recursively, non-images ignored) -> [(photo, root folder)], problems.
 
-    A folder's photos keep its own name in their output paths: folders queued one at a time must not mix.
+    A folder's photos keep its own name in their output paths: folders queued one at a time must not mix, nor
+    one of the name of a folder queued before (``beside``: the queue's (photo, root) pairs).
     """
-    jobs, problems = collect_inputs([Path(p) for p in paths], keep_folder_names=True)
+    jobs, problems = collect_inputs([Path(p) for p in paths], keep_folder_names=True, beside=beside)
     return [(j.path, j.root) for j in jobs], problems
 
 
@@ -393,11 +395,13 @@ class Backend:
     def make_sampler(self, device: str, parent: QObject | None = None) -> UtilizationSampler:
         return UtilizationSampler(device, parent=parent)
 
-    def collect(self, paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
-        return collect(paths)
+    def collect(self, paths: Iterable[Path], beside: Iterable[tuple[Path, Path]] = ()
+                ) -> tuple[list[tuple[Path, Path]], list[str]]:
+        return collect(paths, beside)
 
-    def copies_to_ask_about(self, photos: Sequence[QueuedPhoto], export: ExportOptions) -> int:
-        return copies_to_ask_about(export, [Job(i, p.path, p.root, p.replaces) for i, p in enumerate(photos)])
+    def copies_to_ask_about(self, photos: Sequence[QueuedPhoto], export: ExportOptions,
+                            stop: Callable[[], bool] = lambda: False) -> int:
+        return copies_to_ask_about(export, [Job(i, p.path, p.root, p.replaces) for i, p in enumerate(photos)], stop)
 
     def available_options(self) -> dict[str, Any]:
         return available_options()

@@ -6,6 +6,7 @@ so a large queue is counted on a thread of its own.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,7 +19,7 @@ from gui.model.request import QueuedPhoto
 log = logging.getLogger(__name__)
 
 COUNT_HERE = 300  # photos counted at once, on the UI thread: a few ms on a local disk, under a second on a share
-CopiesToAsk = Callable[[Sequence[QueuedPhoto], ExportOptions], int]  # ``Backend.copies_to_ask_about``
+CopiesToAsk = Callable[..., int]  # ``Backend.copies_to_ask_about(photos, export, stop=...)``
 
 
 class _Counter(NewestOnly):
@@ -28,12 +29,18 @@ class _Counter(NewestOnly):
     def __init__(self, count: CopiesToAsk) -> None:
         super().__init__("outputs-check")
         self.count = count
+        self._stopping = threading.Event()
 
     def request(self, ticket: int, photos: tuple[QueuedPhoto, ...], export: ExportOptions) -> None:
         self._post("count", ticket, (photos, export))
 
     def _serve(self, kind: str, key: int, args: tuple[Any, ...]) -> None:
-        self.counted.emit(key, self.count(*args))
+        self.counted.emit(key, self.count(*args, stop=self._stopping.is_set))
+
+    def stop(self) -> None:
+        """A count in progress ends at its next photo: closing the window waits for no network share."""
+        self._stopping.set()
+        super().stop()
 
     def _failed(self, kind: str, key: int, err: Exception) -> None:  # the run itself says what is wrong with a folder
         log.info("outputs not counted: %s", err)
@@ -42,8 +49,10 @@ class _Counter(NewestOnly):
 
 class OutputsCheck(QObject):
     """``count`` answers at once for a small queue; for a large one it returns None and calls ``then(taken)`` on
-    the UI thread when the count is done (``busy`` till then).
+    the UI thread when the count is done (``busy`` till then, or till ``drop``).
     """
+
+    busy_changed = Signal(bool)
 
     def __init__(self, count: CopiesToAsk, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -66,12 +75,21 @@ class OutputsCheck(QObject):
         self._ticket += 1
         self._then = then
         self._counter.request(self._ticket, tuple(photos), export)
+        self.busy_changed.emit(True)
         return None
+
+    def drop(self) -> None:
+        """Forget the count in progress: its answer goes nowhere (Cancel before the run started)."""
+        self._ticket += 1
+        if self._then is not None:
+            self._then = None
+            self.busy_changed.emit(False)
 
     @Slot(int, int)
     def _on_counted(self, ticket: int, taken: int) -> None:
         if ticket == self._ticket and (then := self._then) is not None:
             self._then = None
+            self.busy_changed.emit(False)
             then(taken)
 
     def stop(self) -> None:

@@ -5,7 +5,7 @@ torch-backed engine. The signals' payloads are the torch-free types of ``engine.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -84,11 +84,17 @@ class Backend(Protocol):
     def make_worker(self, request: BatchRequest) -> Worker: ...
     def make_recolourer(self) -> Recolourer: ...
     def make_sampler(self, device: str, parent: QObject | None = None) -> Sampler: ...
-    def collect(self, paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[str]]:
-        """Files and folders (walked recursively) -> [(photo, root folder)], problems."""
+    def collect(self, paths: Iterable[Path], beside: Iterable[tuple[Path, Path]] = ()
+                ) -> tuple[list[tuple[Path, Path]], list[str]]:
+        """Files and folders (walked recursively) -> [(photo, root folder)], problems; ``beside``: the (photo,
+        root) pairs queued already, whose folders' names a new folder's outputs must not take.
+        """
         ...
-    def copies_to_ask_about(self, photos: Sequence[QueuedPhoto], export: ExportOptions) -> int:
-        """How many "(1)" copies of existing outputs a run of ``photos`` would write, when at least half of them."""
+    def copies_to_ask_about(self, photos: Sequence[QueuedPhoto], export: ExportOptions,
+                            stop: Callable[[], bool] = lambda: False) -> int:
+        """How many "(1)" copies of existing outputs a run of ``photos`` would write, when at least half of them
+        (0 once ``stop()`` is true).
+        """
         ...
     def available_options(self) -> dict[str, Any]:
         """What this machine can run, with the reason for each option it cannot (the engine panel's tooltips)."""

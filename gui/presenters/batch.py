@@ -19,7 +19,7 @@ from gui.model.hint_store import HintStore
 from gui.model.models import OLD_PRINTS, display_name
 from gui.model.outputs_check import CopiesToAsk, OutputsCheck
 from gui.model.queue_model import RUNNABLE, QueueModel
-from gui.model.request import BatchRequest
+from gui.model.request import BatchRequest, QueuedPhoto
 from gui.model.run_keys import changed_text, nothing_to_run_text, out_of_date, run_key
 from gui.model.settings import AppSettings
 from gui.presenters.batch_controller import BatchController, progress_format
@@ -87,8 +87,7 @@ class BatchPresenter(QObject):
         if problem:
             self.say(f"Cannot start: {problem}")
             return False
-        photos = [replace(p, hints=self.hint_store.get(p.path)) for p in self.queue.runnable()
-                  if only is None or p.key in only]
+        photos = self._photos(only)
         if not photos:
             self.say("Nothing to colorize: add photos first" if not self.queue.rows()
                      else nothing_to_run_text(self.shortcut("run_again")))
@@ -96,8 +95,8 @@ class BatchPresenter(QObject):
         s = self.settings()
         if if_exists:
             s = replace(s, export=replace(s.export, if_exists=if_exists))
-        elif (taken := self.outputs.count(photos, s.export, lambda n: self._counted(n, len(photos), s.export, only,
-                                                                                 selected))) is None:
+        elif (taken := self.outputs.count(photos, s.export, lambda n: self._counted(n, [p.key for p in photos],
+                                                                                 s.export, only, selected))) is None:
             self.say(f"Looking for outputs already in {s.export.output_dir}…")  # a large queue, on a thread
             return False
         elif taken:
@@ -122,11 +121,16 @@ class BatchPresenter(QObject):
         self.say(f"Loading the model for {self._whom}…")
         return True
 
-    def _counted(self, taken: int, total: int, export: ExportOptions, only: set[int] | None, selected: bool) -> None:
-        if self.settings().export != export:  # Export changed while counting: count for the new choice
-            self.start_batch(only, selected)
+    def _photos(self, only: set[int] | None) -> list[QueuedPhoto]:
+        return [replace(p, hints=self.hint_store.get(p.path)) for p in self.queue.runnable()
+                if only is None or p.key in only]
+
+    def _counted(self, taken: int, keys: list[int], export: ExportOptions, only: set[int] | None,
+                 selected: bool) -> None:
+        if self.settings().export != export or [p.key for p in self._photos(only)] != keys:
+            self.start_batch(only, selected)  # Export or the queue changed while counting: count them anew
         elif taken:
-            self._ask_about_taken(taken, total, export.output_dir, only, selected)
+            self._ask_about_taken(taken, len(keys), export.output_dir, only, selected)
         else:
             self.start_batch(only, selected, if_exists=export.if_exists)
 
@@ -135,12 +139,16 @@ class BatchPresenter(QObject):
             self.taken_box = None
             if choice:
                 self.start_batch(only, selected, if_exists=choice)
-                return
-            for key, status, message in self._requeued:  # Run Again asked: its photos as they were
-                self.queue.set_status([key], status, message=message)
-            self.say("Not started: the photos' outputs exist already")
+            else:
+                self._not_started("the photos' outputs exist already")
 
         self.taken_box = ask_about_taken(self._parent, taken, total, folder, answer)
+
+    def _not_started(self, why: str) -> None:
+        for key, status, message in self._requeued:  # Run Again's photos as they were
+            self.queue.set_status([key], status, message=message)
+        self._requeued = []
+        self.say(f"Not started: {why}")
 
     def queue_changed(self, *_: object) -> None:
         """Photos added or removed between runs: the progress bar stops showing the last run's count."""
@@ -153,7 +161,7 @@ class BatchPresenter(QObject):
 
     def run_again(self) -> bool:
         """Put the selected photos (or all) back in the queue and start: colorize them again."""
-        if self.controller.running:
+        if self.controller.running or self.outputs.busy:
             return False
         selected = self.selected_keys()
         keys = selected or [r.key for r in self.queue.rows()]
@@ -166,7 +174,10 @@ class BatchPresenter(QObject):
         (self.controller.pause if paused else self.controller.resume)()
 
     def cancel_batch(self) -> None:
-        if self.controller.running:
+        if self.outputs.busy:
+            self.outputs.drop()
+            self._not_started("cancelled while looking for outputs that exist already")
+        elif self.controller.running:
             self.controller.cancel()
             self._check_pause(False)
             self.say("Cancelling: finishing the photos in progress…")
@@ -243,19 +254,8 @@ class BatchPresenter(QObject):
             self.viewer.queued("Cancelled before any photo was colorized." if summary.cancelled else
                                "No photo was colorized: each row's Message says why. Select a photo to see it.",
                                offer_action=False)
-        self.say(finished_text(summary, self._note_made_by(summary, req), self.views.export_panel.choice().output_dir,
-                               advice=bool(advice)))
-
-    def _note_made_by(self, summary: BatchSummary, req: BatchRequest | None) -> list[tuple[str, str]]:
-        """Each row's model, as the batch chose it for the photo's folder; (before, now) where it changed."""
-        if req is None:
-            return []
-        main = summary.chosen_model or req.model_name
-        by_model: dict[str, list[int]] = {}
-        for p in req.photos:  # a comparison ran one model for every photo
-            by_model.setdefault(main if req.compare else summary.folder_models.get(p.path.parent, main), []).append(
-                p.key)
-        return [(was, model) for model, keys in by_model.items() for was in self.queue.note_made_by(keys, model)]
+        self.say(finished_text(summary, note_made_by(self.queue, summary, req),
+                               self.views.export_panel.choice().output_dir, advice=bool(advice)))
 
     @Slot(bool)
     def _on_paused(self, paused: bool) -> None:
@@ -271,17 +271,16 @@ class BatchPresenter(QObject):
     @Slot()
     def _show_progress(self) -> None:
         """The count and the ETA (counting down, not while paused) on the progress bar."""
-        if self.controller.running:
-            self.views.progress.setFormat(progress_format(self.controller.progress))
+        if self.controller.running and (p := self.controller.progress) is not None:
+            self.views.progress.setFormat(progress_format(p))
+            self.views.summary.show_running(p.processed, p.total)
 
     def offer_run_again(self, what: str = "Settings") -> None:
         """Settings changed: where done photos were made with others, say that Run Again redoes them."""
         if self.controller.running:
             return
         s = self.settings()
-        stale = [r.key for r in self.queue.rows()  # a photo skipped for its output, given hints: it too
-                 if r.status == Status.DONE and out_of_date(r.run_key, run_key(s, self.hint_store.get(r.path)))
-                 or r.status == Status.SKIPPED and r.existing is not None and self.hint_store.get(r.path)]
+        stale = stale_keys(self.queue, s, self.hint_store)
         if stale:
             selected = set(self.selected_keys())
             self.say(changed_text(len(stale), self.shortcut("run_again"), what, len(selected),
@@ -309,3 +308,21 @@ def finished_text(summary: BatchSummary, before: list[tuple[str, str]], output_d
     if summary.renamed:
         text += " (as 'photo (1)', their own names being taken: Export's \"If it exists\" chooses)"
     return f"{text}. Most look like old prints: try \"Old prints\" (Engine panel)" if advice else text
+
+
+def note_made_by(queue: QueueModel, summary: BatchSummary, req: BatchRequest | None) -> list[tuple[str, str]]:
+    """Each row's model, as the batch chose it for the photo's folder; (before, now) where it changed."""
+    if req is None:
+        return []
+    main = summary.chosen_model or req.model_name
+    by_model: dict[str, list[int]] = {}
+    for p in req.photos:  # a comparison ran one model for every photo
+        by_model.setdefault(main if req.compare else summary.folder_models.get(p.path.parent, main), []).append(p.key)
+    return [(was, model) for model, keys in by_model.items() for was in queue.note_made_by(keys, model)]
+
+
+def stale_keys(queue: QueueModel, settings: AppSettings, hints: HintStore) -> list[int]:
+    """The done photos made with other settings or hints than these; a photo skipped for its output, given hints."""
+    return [r.key for r in queue.rows()
+            if r.status == Status.DONE and out_of_date(r.run_key, run_key(settings, hints.get(r.path)))
+            or r.status == Status.SKIPPED and r.existing is not None and hints.get(r.path)]

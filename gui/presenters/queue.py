@@ -44,7 +44,7 @@ class QueuePresenter(QObject):
         paths = list(paths)
         if not paths:
             return 0
-        items, problems = self.backend.collect(paths)
+        items, problems = self.backend.collect(paths, [(r.path, r.root) for r in self.queue.rows()])
         added, duplicates = self.queue.add(items)
         text = f"Queued {counted(added, 'photo')}"
         if duplicates:

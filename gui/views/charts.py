@@ -225,6 +225,10 @@ class SummaryPanel(QGroupBox):
         self.fields["diff"].setText(difference_text(s))
         self.fields["diff"].setToolTip(difference_tooltip(s))
 
+    def show_running(self, processed: int, total: int) -> None:
+        """While a batch runs: how far it is (its figures come when it ends)."""
+        self.fields["photos"].setText(f"{processed} of {total} so far; the figures come at the end")
+
     def show_model(self, text: str | None) -> None:
         """The model "auto" chose and why, or the old-prints model suggested
         (``engine.print_look.old_print_advice``), or "–".

@@ -288,3 +288,45 @@ def test_a_photo_run_again_into_its_own_copy_name_is_still_reported_under_a_new_
     own_name = Job(0, photo, photo.parent, replaces=out / "x.png")
     planner = OutputPlanner(ExportOptions(out), [own_name])
     assert planner.plan(own_name) == (out / "x.png", "") and not planner.renamed
+
+
+def test_a_folder_queued_later_does_not_take_the_name_of_another_folder_queued_before(tmp_path):
+    for folder in ("box1/scans", "box2/scans"):
+        write_grey(tmp_path / folder / "p.png", 20, 30, 0)
+    first, _ = collect_inputs([tmp_path / "box1/scans"], keep_folder_names=True)
+    queued = [(j.path, j.root) for j in first]
+    assert [str(j.path.relative_to(j.root)) for j in first] == ["scans/p.png"]
+    later, _ = collect_inputs([tmp_path / "box2/scans"], keep_folder_names=True, beside=queued)
+    assert [str(j.path.relative_to(j.root)) for j in later] == ["box2/scans/p.png"]  # not a second "scans/"
+    again, _ = collect_inputs([tmp_path / "box1/scans"], keep_folder_names=True, beside=queued)
+    assert [j.root for j in again] == [j.root for j in first]  # the same folder again: its own name, as before
+
+
+@pytest.mark.parametrize("if_exists", ["overwrite", "skip"])
+def test_a_photo_written_beside_itself_never_takes_a_copy_name_an_original_has(tmp_path, if_exists):
+    """Colorizing x.png into its own folder, which also holds the original 'x (1).png' (not in this run): the
+    output is 'x (2).png', never that original replaced or the photo skipped for it.
+    """
+    from engine.batch.planning import OutputPlanner
+    from engine.options import Job
+
+    folder = tmp_path / "album"
+    write_grey(folder / "x.png", 20, 30, 0)
+    write_grey(folder / "x (1).png", 20, 30, 1)
+    job = Job(0, folder / "x.png", folder)
+    assert OutputPlanner(ExportOptions(folder, if_exists=if_exists), [job]).plan(job) == (folder / "x (2).png", "")
+
+
+def test_the_count_of_outputs_that_exist_stops_when_asked(tmp_path):
+    """The window closing while a large queue's outputs are counted on a slow share: the count ends early."""
+    from engine.batch.planning import copies_to_ask_about
+    from engine.options import Job
+
+    out = tmp_path / "out"
+    jobs = [Job(i, write_grey(tmp_path / "in" / f"p{i}.png", 20, 30, i), tmp_path / "in") for i in range(4)]
+    for i in range(4):
+        write_grey(out / f"p{i}.png", 20, 30, i)
+    assert copies_to_ask_about(ExportOptions(out), jobs) == 4
+    looks = []
+    assert copies_to_ask_about(ExportOptions(out), jobs, stop=lambda: looks.append(1) or len(looks) > 2) == 0
+    assert len(looks) == 3  # stopped at the third photo, not after all four

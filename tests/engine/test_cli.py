@@ -296,3 +296,27 @@ def test_a_teacher_without_the_weights_it_shares_bins_with_is_a_usage_error(tmp_
                          "--out", str(tmp_path / "o.pt")])
     assert stop.value.code == 2 and "--teacher needs --init" in capsys.readouterr().err
     assert not (tmp_path / "o.pt").exists()
+
+
+def test_a_run_started_with_ctrl_c_ignored_keeps_ignoring_it(tmp_path, weights, monkeypatch):
+    """`colorize ... &` from a script ignores SIGINT: the run must not install a handler that cancels it."""
+    import signal
+
+    from engine.batch.pipeline import BatchPipeline
+
+    write_grey(tmp_path / "in" / "p0.png", 40, 50, 0)
+    seen = []
+    real_run = BatchPipeline.run
+
+    def watched(self, jobs, **kw):
+        seen.append(signal.getsignal(signal.SIGINT))
+        return real_run(self, jobs, **kw)
+
+    monkeypatch.setattr(BatchPipeline, "run", watched)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        code = engine_cli.main(["colorize", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--weights",
+                                str(weights), "--size", "64"])
+        assert code == 0 and seen == [signal.SIG_IGN] and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -7,7 +7,7 @@ import cv2
 import numpy as np
 import pytest
 import torch
-from helpers import ROOT, colour_photo, random_model
+from helpers import ROOT, colour_photo, random_model, write_grey
 
 from engine.color import AB_RANGE, lightness, rgb_to_lab
 from engine.colorizer import Colorizer, pack, pack_hints, prepare, spread_on_half, unpack
@@ -390,6 +390,22 @@ def test_a_hints_key_with_or_without_the_input_folders_name_finds_its_photo(tmp_
             assert match_hints(HintsFile({key: point}), jobs).hints == {0: point}, (key, jobs[0].root)
         assert match_hints(HintsFile({"scan07.png": point}), jobs).ambiguous == ["scan07.png"]  # never guessed
         assert match_hints(HintsFile({"each/scan07.png": point}), jobs).unmatched == ["each/scan07.png"]
+
+
+def test_a_key_relative_to_one_of_several_folders_given_together_finds_its_photo(tmp_path):
+    """Folders given together keep their names in the photos' paths: a key written relative to the folder (as for
+    a run of that folder alone) still names its photo, not every photo of that file name.
+    """
+    from engine.batch.inputs import collect_inputs
+    from engine.hints import HintsFile, match_hints
+
+    write_grey(tmp_path / "A" / "scan07.png", 20, 30, 0)
+    write_grey(tmp_path / "B" / "1952" / "scan07.png", 20, 30, 1)
+    jobs, _ = collect_inputs([tmp_path / "A", tmp_path / "B"])
+    point = (Hint(0.5, 0.5, (200, 150, 120)),)
+    assert match_hints(HintsFile({"scan07.png": point}), jobs).hints == {0: point}
+    assert match_hints(HintsFile({"1952/scan07.png": point}), jobs).hints == {1: point}
+    assert match_hints(HintsFile({"A/scan07.png": point}), jobs).hints == {0: point}
 
 
 def test_a_key_with_the_folders_name_finds_its_photo_when_the_folder_is_given_as_dot(tmp_path, monkeypatch):

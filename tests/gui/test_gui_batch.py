@@ -109,6 +109,7 @@ def test_pause_holds_the_batch_and_resume_finishes_it(qtbot, make_window, slow_b
     assert window.controller.running and window.controller.paused
     assert "Paused" in window.status_label.text()
     assert window.actions_by_name["pause"].text() == "&Resume"
+    assert window.summary.fields["photos"].text() == f"{held} of 8 so far; the figures come at the end"  # not "–"
 
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
         window.actions_by_name["pause"].setChecked(False)

@@ -124,7 +124,7 @@ def test_run_again_cancelled_at_the_question_leaves_its_photos_as_they_were(qtbo
 def _count_held(window):
     """The window's count of existing outputs, made to wait for ``release`` (a slow network share)."""
     release, count = threading.Event(), window.batch.outputs._count
-    window.batch.outputs._count = lambda *args: (release.wait(30), count(*args))[1]
+    window.batch.outputs._count = lambda *args, **kw: (release.wait(30), count(*args, **kw))[1]
     return release
 
 
@@ -176,3 +176,43 @@ def test_hints_given_to_a_photo_skipped_for_its_output_offer_run_again(qtbot, ma
     window.hint_store.set(photos[0], [Hint(0.5, 0.5, (200, 30, 30))])
     assert "Hints changed since 1 photo was colorized" in window.status_label.text()
     assert "Run Again" in window.status_label.text()
+
+
+def test_cancel_while_a_large_queue_is_counted_starts_nothing_and_restores_run_again_rows(
+        qtbot, make_window, backend, grey_photos, monkeypatch):
+    photos = grey_photos(3)
+    _run(qtbot, (first := _second_window(qtbot, make_window, backend, photos)))
+    first.close()
+    monkeypatch.setattr(outputs_check, "COUNT_HERE", 2)
+    window = _second_window(qtbot, make_window, backend, photos)
+    assert not window.batch.start_batch()
+    qtbot.waitUntil(lambda: window.batch.taken_box is not None)
+    _answer(qtbot, window, "Skip Them")  # counted, asked, skipped: three skipped rows
+    release = _count_held(window)
+    assert not window.batch.run_again()  # counting now, Run Again's rows queued meanwhile
+    actions = window.actions_by_name
+    assert actions["cancel"].isEnabled() and not actions["start"].isEnabled()
+    assert not window.batch.run_again()  # a second Run Again while counting: nothing
+    actions["cancel"].trigger()
+    release.set()
+    qtbot.wait(300)  # the count's answer, had it been kept, would start or ask now
+    assert not window.controller.running and window.batch.taken_box is None
+    assert [(r.status, r.message) for r in window.queue.rows()] == [("skipped", "output exists")] * 3
+    assert window.status_label.text() == "Not started: cancelled while looking for outputs that exist already"
+    assert not actions["cancel"].isEnabled()
+
+
+def test_photos_queued_while_counting_are_counted_before_the_question(qtbot, make_window, backend, grey_photos,
+                                                                        monkeypatch):
+    photos = grey_photos(4)
+    _run(qtbot, (first := _second_window(qtbot, make_window, backend, photos)))
+    first.close()
+    monkeypatch.setattr(outputs_check, "COUNT_HERE", 2)
+    window = _second_window(qtbot, make_window, backend, photos[:3])
+    release = _count_held(window)
+    assert not window.batch.start_batch()
+    window.queue_presenter.add_paths(photos[3:])  # a fourth photo while the three are counted
+    release.set()
+    qtbot.waitUntil(lambda: window.batch.taken_box is not None)
+    assert "All 4 photos to colorize have an output" in window.batch.taken_box.text()
+    _answer(qtbot, window, "Skip Them")

@@ -151,3 +151,17 @@ def test_sample_action_without_samples_says_so(make_window, backend, tmp_path):
     window = make_window(backend, samples_dir=tmp_path / "nothing-here")
     assert window.queue_presenter.queue_samples() == 0
     assert "No sample photos" in window.status_label.text()
+
+
+def test_two_folders_of_one_name_queued_one_after_the_other_write_apart(qtbot, make_window, backend, tmp_path):
+    from helpers import write_grey
+
+    for box in ("box1", "box2"):
+        write_grey(tmp_path / box / "scans" / "p.png", 40, 60, 0)
+    window = make_window(backend)
+    window.queue_presenter.add_paths([tmp_path / "box1" / "scans"])
+    window.queue_presenter.add_paths([tmp_path / "box2" / "scans"])
+    with qtbot.waitSignal(window.controller.finished, timeout=60_000):
+        assert window.batch.start_batch()
+    written = sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*.png"))
+    assert written == ["box2/scans/p.png", "scans/p.png"]  # no "scans/p (1).png" beside the first box's
