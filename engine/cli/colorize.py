@@ -87,9 +87,9 @@ def colorize_command(args: argparse.Namespace) -> int:
     pipeline = BatchPipeline(colorizer, export, hints=hints, measure_look=not report.chosen,
                              routed={i: others[m] for i, m in routes.items()})
     try:
-        with first_ctrl_c_cancels(control):
+        with first_ctrl_c_cancels(control, lambda: report.cancelled_text(len(jobs), export.output_dir)):
             summary = pipeline.run(jobs, on_result=report, control=control)
-    except KeyboardInterrupt:  # a second Ctrl+C: at once
+    except KeyboardInterrupt:  # an interrupt the handler did not take (raised in a callback)
         control.cancel()
         summary = None
     report.close()

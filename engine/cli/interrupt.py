@@ -1,5 +1,7 @@
 """Ctrl+C during a run: the first stops after the photos in progress, which are written and counted like any other;
-a second stops at once (``KeyboardInterrupt``). Without this, the photos in progress were written after the count.
+a second quits at once, saying what was written (``os._exit``: unwinding the run's threads instead kept writing
+photos after the count, and could end in a C++ abort). A photo left unfinished then is only a temporary file, which
+the next run removes; no output name ever holds half a photo.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Protocol
@@ -21,7 +23,7 @@ class Cancellable(Protocol):
 
 
 @contextmanager
-def first_ctrl_c_cancels(control: Cancellable) -> Iterator[None]:
+def first_ctrl_c_cancels(control: Cancellable, quit_text: Callable[[], str]) -> Iterator[None]:
     previous = signal.getsignal(signal.SIGINT)
     # Signals reach the main thread only; a run started in the background with SIGINT ignored stays deaf to it.
     if threading.current_thread() is not threading.main_thread() or previous is signal.SIG_IGN:
@@ -30,9 +32,10 @@ def first_ctrl_c_cancels(control: Cancellable) -> Iterator[None]:
 
     def on_ctrl_c(_signum: int, _frame: FrameType | None) -> None:
         if control.cancelled:
-            raise KeyboardInterrupt
+            _say(f"\n{quit_text()}\n")
+            os._exit(130)
         control.cancel()
-        _say("\nstopping after the photos in progress (Ctrl+C again stops at once)\n")
+        _say("\nstopping after the photos in progress (Ctrl+C again quits without waiting for them)\n")
 
     signal.signal(signal.SIGINT, on_ctrl_c)
     try:

@@ -37,7 +37,7 @@ class PhotoReport:
                   printable(r.output) if r.output else "-", r.decode_ms, r.infer_ms, r.encode_ms, r.width, r.height)
         self.skipped += r.status == Status.SKIPPED
         self.done += r.status == Status.DONE
-        if self.bar is not None:
+        if self.bar is not None and r.status != Status.CANCELLED:  # a Ctrl+C's untouched photos: not progress
             self.bar.update(self.bar.count + 1, one_line(r.source.name, 40), skipped=self.skipped)
         if r.status == Status.FAILED:
             self.failed += 1

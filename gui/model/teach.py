@@ -99,7 +99,8 @@ def photos_problem(photos: int) -> tuple[str, bool]:
 
 def estimate_text(photos: int, minutes: float) -> str:
     held = held_out_count(photos)
-    return (f"About {minutes:g} minutes of training, then a minute or two measuring: measured at the end on about "
+    return (f"About {minutes:g} minute{'s' if minutes != 1 else ''} of training, then a minute or two measuring: "
+            "measured at the end on about "
             f"{held} of the {photos} photos ({round(100 * held / max(1, photos))}%), held out and never trained on.")
 
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal, Slot
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QMouseEvent, QUndoStack
+from PySide6.QtGui import QAction, QCursor, QKeyEvent, QKeySequence, QMouseEvent, QUndoStack
 from PySide6.QtWidgets import QMenu, QWidget
 
 from engine.hints import Hint
@@ -57,11 +59,12 @@ class HintEditor(QObject):
         self.menu: QMenu | None = None
         self._results: OrderedDict[tuple[int, Hints, ColorizeSettings], np.ndarray] = OrderedDict()
         self._rings: list[Ring] = []
-        self._edits = RingEdits(self, self.remove, self.move)
+        self._edits = RingEdits(self, self.remove, self.move, self.recolour_hint)
+        self._replacing: int | None = None  # the hint whose colour the open suggestions replace
         self._press: dict[QObject, QPoint] = {}
         self._click_at = QPoint(0, 0)
         self._parent_widget = parent
-        self._busy_cursor = BusyCursor()
+        self._busy_cursor = BusyCursor()  # from a click until the model has answered: the wait seen, the window live
         self.show_action = show_hints_action(self)
         self.show_action.toggled.connect(self._draw)
         views = preview.photo_views()
@@ -128,17 +131,20 @@ class HintEditor(QObject):
         self._edit(self.hints() + (Hint(min(max(x, 0.0), 1.0), min(max(y, 0.0), 1.0), rgb),), "Add Hint")
 
     def move(self, index: int, x: float, y: float) -> None:
+        self._change(index, "Move Hint", x=min(max(x, 0.0), 1.0), y=min(max(y, 0.0), 1.0))
+
+    def set_colour(self, index: int, rgb: tuple[int, int, int]) -> None:
+        self._change(index, "Change Hint Colour", rgb=rgb)
+
+    def _change(self, index: int, text: str, **fields: Any) -> None:
         hints = list(self.hints())
         if 0 <= index < len(hints):
-            old = hints[index]
-            hints[index] = Hint(min(max(x, 0.0), 1.0), min(max(y, 0.0), 1.0), old.rgb)
-            self._edit(hints, "Move Hint")
+            hints[index] = replace(hints[index], **fields)
+            self._edit(hints, text)
 
     def remove(self, index: int) -> None:
-        hints = list(self.hints())
-        if 0 <= index < len(hints):
-            del hints[index]
-            self._edit(hints, "Remove Hint")
+        if 0 <= index < len(hints := self.hints()):
+            self._edit(hints[:index] + hints[index + 1:], "Remove Hint")
 
     def clear(self) -> None:
         if self.hints():
@@ -163,12 +169,8 @@ class HintEditor(QObject):
             self.preview.set_colour(cached)
             self.preview_updated.emit(key)
         elif self.recolourer is not None:
-            self._busy(True)  # before the request: its answer may come at once
+            self._busy_cursor.set(True)  # before the request: its answer may come at once
             self.recolourer.request(key, L, hints, settings, self.path)
-
-    def _busy(self, on: bool) -> None:
-        """A busy cursor from a click until the model has answered: the wait is seen, the window stays live."""
-        self._busy_cursor.set(on)
 
     def follow_batch(self, summary: BatchSummary) -> None:
         """After a batch that chose its model by look: previews with "auto" use that model from now on, and what
@@ -211,24 +213,37 @@ class HintEditor(QObject):
         if not (0.0 <= x <= 1.0 and 0.0 <= y <= 1.0):
             return False
         self._click_at = view.viewport().mapToGlobal(pos)
+        return self._suggest(self.key, L, x, y, self.hints(), replacing=None)
+
+    def recolour_hint(self, index: int) -> None:
+        """A double-click on a hint: the model's colours at its place (as if it were not there) to replace its own."""
+        L, hints = self.preview.grey(), self.hints()
+        if L is not None and self.key is not None and 0 <= index < len(hints):
+            self._click_at = QCursor.pos()
+            self._suggest(self.key, L, hints[index].x, hints[index].y, hints[:index] + hints[index + 1:], index)
+
+    def _suggest(self, key: int, L: np.ndarray, x: float, y: float, hints: Hints, replacing: int | None) -> bool:
         if self.recolourer is None:
             self.status(NO_HINTS_TEXT)
             return False
-        self._busy(True)  # before the request: its answer may come at once
-        self.recolourer.suggest(self.key, L, x, y, self.hints(), self.settings(), self.path)
+        self._replacing = replacing
+        self._busy_cursor.set(True)  # before the request: its answer may come at once
+        self.recolourer.suggest(key, L, x, y, hints, self.settings(), self.path)
         return True
 
     def _on_suggestions(self, key: int, x: float, y: float, colours: list[tuple[int, int, int]]) -> None:
         if key != self.key:
             return
-        menu = self.menu = colour_menu(self._parent_widget, colours, lambda rgb: self.add(x, y, rgb))
+        index, self._replacing = self._replacing, None
+        menu = self.menu = colour_menu(self._parent_widget, colours, lambda rgb: self.add(x, y, rgb) if index is None
+                                       else self.set_colour(index, rgb))
         menu.destroyed.connect(lambda *_: setattr(self, "menu", None) if self.menu is menu else None)
         menu.popup(self._click_at)
         self.suggestions_shown.emit()
 
     @Slot()
     def _on_idle(self) -> None:
-        self._busy(False)
+        self._busy_cursor.set(False)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
@@ -272,7 +287,7 @@ class HintEditor(QObject):
             view.removeEventFilter(self)
         self._viewports, self._views = {}, ()
         self.store.flush()
-        self._busy(False)
+        self._busy_cursor.set(False)
         if self.recolourer is not None:
             self.recolourer.stop()
             self.recolourer = None

@@ -47,7 +47,7 @@ class ModelsPresenter(QObject):
 
     def delete_chosen(self) -> None:
         """Ask, then delete the chosen tuned model (never one that comes with the app); the Engine panel goes back to
-        shipped.
+        auto, the default.
         """
         m = self.engine_panel.chosen_model()
         if m.bundled:

@@ -162,8 +162,8 @@ class EnginePanel(QGroupBox):
 
     def set_models(self, models: list[ModelInfo]) -> None:
         """List ``models`` (auto and the bundled ones first; a tuned one that cannot be used disabled, its problem as
-        tooltip), keeping the chosen one where it is still usable, else the shipped model. Emits ``changed`` only if
-        the choice changed.
+        tooltip), keeping the chosen one where it is still usable, else the default, auto (the shipped model where
+        auto is not listed). Emits ``changed`` only if the choice changed.
         """
         chosen = self.model_name()
         self.model.blockSignals(True)
@@ -179,7 +179,7 @@ class EnginePanel(QGroupBox):
             item.setEnabled(m.shipped or m.auto or not m.problem)  # never disabled: the fallback, and the default
             item.setToolTip(f"Cannot be used: {m.problem}" if m.problem else m.line)
         self.model.blockSignals(False)
-        if not self.select_model(chosen or SHIPPED):
+        if not self.select_model(chosen or SHIPPED) and not self.select_model(AUTO):
             self.select_model(SHIPPED)
         if self.model_name() != chosen and chosen is not None:
             self.changed.emit()

@@ -28,11 +28,14 @@ RING_RADIUS = 7  # screen pixels, at any zoom
 
 @dataclass(frozen=True)
 class RingEdits:
-    """What a ring's mouse does: ``remove(index)``, ``move(index, x, y)``; run later in ``context``'s thread."""
+    """What a ring's mouse does: ``remove(index)``, ``move(index, x, y)``, ``recolour(index)`` (a double-click);
+    run later in ``context``'s thread.
+    """
 
     context: QObject
     remove: Callable[[int], None]
     move: Callable[[int, float, float], None]
+    recolour: Callable[[int], None]
 
 
 class Ring(QGraphicsEllipseItem):
@@ -48,7 +51,8 @@ class Ring(QGraphicsEllipseItem):
         self._pen(False)
         self.setZValue(10)
         self.setCursor(Qt.CursorShape.SizeAllCursor)
-        self.setToolTip("Colour hint: drag to move; Delete or right-click removes it")
+        self.setToolTip("Colour hint: drag to move; double-click to change its colour; Delete or right-click removes "
+                        "it")
         for flag in (QGraphicsItem.GraphicsItemFlag.ItemIsMovable, QGraphicsItem.GraphicsItemFlag.ItemIsSelectable,
                      QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations,
                      QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges):
@@ -73,6 +77,13 @@ class Ring(QGraphicsEllipseItem):
             QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.remove(i))  # after this event
             return
         super().mousePressEvent(event)
+
+    def mouseDoubleClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            event.accept()
+            QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.recolour(i))
+            return
+        super().mouseDoubleClickEvent(event)
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         super().mouseReleaseEvent(event)

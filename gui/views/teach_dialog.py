@@ -220,8 +220,10 @@ class TeachDialog(QDialog):
         self.minutes_spin.setToolTip("How long to train (about); longer learns more from many photos")
         self.estimate_label = QLabel()
         self.message_label = QLabel()
-        for label in (self.estimate_label, self.message_label, self.count_label):
+        line = self.fontMetrics().lineSpacing()
+        for label, lines in ((self.count_label, 1), (self.estimate_label, 2), (self.message_label, 2)):
             label.setWordWrap(True)
+            label.setMinimumHeight(lines * line)  # its room kept while empty: the fields do not move under a click
         form = QFormLayout()
         form.addRow("Name", self.name_edit)
         form.addRow("", self.replace_box)
@@ -307,7 +309,6 @@ class TeachDialog(QDialog):
         """A line under the setup: ``kind`` "error" (Start refused), "warning", "info" or ""."""
         self.message_label.setText(text)
         self.message_label.setStyleSheet(f"color: {MESSAGE_COLOURS.get(kind, MESSAGE_COLOURS[''])}")
-        self.message_label.setVisible(bool(text))
 
     def message(self) -> str:
         return self.message_label.text()

@@ -258,7 +258,7 @@ def test_a_first_ctrl_c_finishes_the_photos_in_progress_and_counts_every_one_wri
     err = capsys.readouterr().err
     written = sorted((tmp_path / "out").glob("*.png"))
     assert code == 130 and 1 <= len(written) < 6
-    assert "stopping after the photos in progress (Ctrl+C again stops at once)" in err
+    assert "stopping after the photos in progress (Ctrl+C again quits without waiting for them)" in err
     assert f"cancelled: {len(written)} of 6 photos written" in err  # the photos in progress too
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back after the run
 
@@ -320,3 +320,22 @@ def test_a_run_started_with_ctrl_c_ignored_keeps_ignoring_it(tmp_path, weights, 
         assert code == 0 and seen == [signal.SIG_IGN] and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_a_second_ctrl_c_quits_at_once_saying_what_was_written(monkeypatch, capsys):
+    """Not by unwinding the run's threads (they went on writing after the count, and could abort in C++)."""
+    import signal
+
+    from engine.batch.pipeline import RunControl
+    from engine.cli import interrupt
+
+    exits = []
+    monkeypatch.setattr(interrupt.os, "_exit", exits.append)
+    control = RunControl()
+    with interrupt.first_ctrl_c_cancels(control, lambda: "cancelled: 3 of 9 photos written"):
+        on_ctrl_c = signal.getsignal(signal.SIGINT)
+        on_ctrl_c(signal.SIGINT, None)
+        assert control.cancelled and not exits  # the first: the run finishes the photos in progress
+        on_ctrl_c(signal.SIGINT, None)
+    assert exits == [130]
+    assert "cancelled: 3 of 9 photos written" in capsys.readouterr().err

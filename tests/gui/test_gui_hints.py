@@ -225,6 +225,27 @@ def test_delete_and_right_click_remove_a_hint_and_show_hints_hides_the_rings(qtb
     assert window.hint_store.get(photo) == ()
 
 
+def test_a_double_click_on_a_hint_offers_colours_and_picking_one_changes_only_its_colour(
+        qtbot, make_window, hinted_backend, photo):
+    window = _window(qtbot, make_window, hinted_backend, photo)
+    editor = window.hint_editor
+    _add(qtbot, window, 0.3, 0.3, GREEN)
+    _add(qtbot, window, 0.7, 0.6, (200, 30, 30))
+    view = window.preview.before_view
+    ring = next(r for r in editor._rings if r.scene() is window.preview.before_scene and r.index == 0)
+    with qtbot.waitSignal(editor.suggestions_shown, timeout=TIMEOUT_MS):
+        qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(ring.scenePos()))
+    assert len(window.hint_store.get(photo)) == 2  # no hint added by the double-click
+    green = "#{:02x}{:02x}{:02x}".format(*GREEN)
+    pick = next(a for a in editor.menu.actions() if "#" in a.text() and green not in a.text())
+    with qtbot.waitSignal(editor.preview_updated, timeout=TIMEOUT_MS):
+        pick.trigger()
+    first, second = window.hint_store.get(photo)
+    assert (first.x, first.y) == (0.3, 0.3) and first.rgb != GREEN  # the same place, the colour picked
+    assert second == Hint(0.7, 0.6, (200, 30, 30))
+    assert window.history.stack.undoText() == "Change Hint Colour"
+
+
 def test_dragging_a_hint_moves_it(qtbot, make_window, hinted_backend, photo):
     window = _window(qtbot, make_window, hinted_backend, photo)
     _add(qtbot, window, 0.3, 0.3, GREEN)

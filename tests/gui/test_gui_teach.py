@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from helpers import random_model, write_grey
 from PySide6.QtCore import QSettings, QTimer
-from PySide6.QtWidgets import QTextBrowser
+from PySide6.QtWidgets import QApplication, QTextBrowser
 
 from engine.options import ColorizeSettings, Status
 from engine.weights import save_weights
@@ -252,12 +252,12 @@ def test_the_chosen_model_reaches_the_batch_and_survives_a_restart(qtbot, backen
     assert "'Mine'" in third.status_label.text() and "shipped model" in third.status_label.text()
 
 
-def test_delete_tuned_model_removes_it_and_goes_back_to_shipped(qtbot, backend, make_window, tuned_model):
+def test_delete_tuned_model_removes_it_and_goes_back_to_auto_the_default(qtbot, backend, make_window, tuned_model):
     window = make_window(backend)
     assert window.engine_panel.select_model("Mine")
     assert window.models.delete("Mine")
     assert not tuned_model.exists() and not tuned_model.with_suffix(".md").exists()
-    assert window.engine_panel.model_name() == "shipped"
+    assert window.engine_panel.model_name() == "auto"  # not the shipped model alone: old prints keep theirs
     assert window.engine_panel.model.findData("Mine") < 0
     assert "Model" in [m.title().replace("&", "") for m in window.menus.values()]
 
@@ -340,3 +340,22 @@ def test_closing_the_dialog_or_the_window_while_training_stops_the_process(qtbot
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     assert window.teach.run is None and not (models_dir / "Closed.work").exists()
+
+
+def test_the_name_and_time_fields_keep_their_place_as_the_setup_lines_come_and_go(qtbot, backend, make_window,
+                                                                                  models_dir, colour_folder):
+    """A click aimed at Name landed in Training time when a line above it appeared."""
+    window = make_window(backend)
+    dialog = window.teach.open_dialog()
+    qtbot.waitExposed(dialog)
+
+    def places():
+        QApplication.processEvents()
+        return [w.mapTo(dialog, w.rect().topLeft()).y() for w in (dialog.name_edit, dialog.minutes_spin)]
+
+    empty = places()
+    window.teach.add_folders([colour_folder(24)])
+    qtbot.waitUntil(lambda: "24 photos found" in dialog.count_label.text(), timeout=5000)
+    assert dialog.message() and places() == empty  # "Give the tuned model a name", the estimate: no move
+    dialog.name_edit.setText("Family")
+    assert places() == empty
