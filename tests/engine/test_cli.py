@@ -234,8 +234,18 @@ def test_ctrl_c_says_how_many_photos_were_written_and_how_to_go_on(tmp_path, wei
             "--skip-existing to go on where it stopped") in err
 
 
+@pytest.fixture
+def ctrl_c_reaches_python():
+    """As on a terminal: a test run started in the background (as CI may start it) has SIGINT ignored."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def test_a_first_ctrl_c_finishes_the_photos_in_progress_and_counts_every_one_written(tmp_path, weights, capsys,
-                                                                                    monkeypatch):
+                                                                                    monkeypatch, ctrl_c_reaches_python):
     import signal
 
     from engine.batch.pipeline import BatchPipeline
@@ -322,7 +332,7 @@ def test_a_run_started_with_ctrl_c_ignored_keeps_ignoring_it(tmp_path, weights, 
         signal.signal(signal.SIGINT, previous)
 
 
-def test_a_second_ctrl_c_quits_at_once_saying_what_was_written(monkeypatch, capsys):
+def test_a_second_ctrl_c_quits_at_once_saying_what_was_written(monkeypatch, capsys, ctrl_c_reaches_python):
     """Not by unwinding the run's threads (they went on writing after the count, and could abort in C++)."""
     import signal
 
