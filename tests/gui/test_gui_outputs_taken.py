@@ -23,6 +23,16 @@ def _second_window(qtbot, make_window, backend, photos):
     return window
 
 
+def _skipped_in_a_later_session(qtbot, make_window, backend, photos):
+    """The photos run once, then queued again in a new window, whose question was answered Skip Them."""
+    _run(qtbot, (first := _second_window(qtbot, make_window, backend, photos)))
+    first.close()
+    window = _second_window(qtbot, make_window, backend, photos)
+    assert not window.batch.start_batch()
+    _answer(qtbot, window, "Skip Them")
+    return window
+
+
 def _answer(qtbot, window, label: str | None) -> None:
     box = window.batch.taken_box
     assert box is not None and box.isVisible()
@@ -110,12 +120,7 @@ def test_the_question_about_one_photo_reads_as_one_and_cancel_answers_nothing(qt
 
 
 def test_run_again_cancelled_at_the_question_leaves_its_photos_as_they_were(qtbot, make_window, backend, grey_photos):
-    photos = grey_photos(2)
-    _run(qtbot, (first := _second_window(qtbot, make_window, backend, photos)))
-    first.close()
-    window = _second_window(qtbot, make_window, backend, photos)
-    assert not window.batch.start_batch()
-    _answer(qtbot, window, "Skip Them")  # both skipped: their outputs exist
+    window = _skipped_in_a_later_session(qtbot, make_window, backend, grey_photos(2))  # their outputs exist
     assert not window.batch.run_again()  # Run Again on them: the question again
     _answer(qtbot, window, None)  # Cancel
     assert [(r.status, r.message) for r in window.queue.rows()] == [("skipped", "output exists")] * 2
@@ -168,11 +173,7 @@ def test_hints_given_to_a_photo_skipped_for_its_output_offer_run_again(qtbot, ma
     from engine.hints import Hint
 
     photos = grey_photos(2)
-    _run(qtbot, (first := _second_window(qtbot, make_window, backend, photos)))
-    first.close()
-    window = _second_window(qtbot, make_window, backend, photos)
-    assert not window.batch.start_batch()
-    _answer(qtbot, window, "Skip Them")
+    window = _skipped_in_a_later_session(qtbot, make_window, backend, photos)
     window.hint_store.set(photos[0], [Hint(0.5, 0.5, (200, 30, 30))])
     assert "Hints changed since 1 photo was colorized" in window.status_label.text()
     assert "Run Again" in window.status_label.text()
