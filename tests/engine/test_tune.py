@@ -131,3 +131,5 @@ def test_a_stopped_tune_saves_nothing_under_its_name_and_resume_goes_on_from_its
         run_tune(replace(settings, name="never-started", resume=True))
     card = run_tune(replace(settings, resume=True, minutes=0.02))
     assert card["tune"]["steps"] - card["tune"]["steps_this_run"] == 3  # it went on from the third step
+    work = models_dir() / "later.work"
+    assert not (work / "checkpoint.pt").exists() and any((work / "heldout").iterdir())  # done: the pictures stay
