@@ -119,7 +119,7 @@ def _notes(report: PhotoReport, summary: BatchSummary, settings: ColorizeSetting
         why = ("a file, an input or another photo of the run had the photo's own name; where it was an earlier "
                "output, --overwrite replaces it and --skip-existing skips the photo"
                if export.if_exists == "new_name" else "an input or another photo of the run had the photo's own name")
-        print(f"note: {counted(summary.renamed, 'output')} went under a new name, as 'photo (1).jpg': {why}")
+        print(f"note: {counted(summary.renamed, 'output')} went under a new name, as 'photo (1)': {why}")
     if advice := report.advice(summary, settings.weights):
         print(f"note: {advice}")
 
@@ -133,7 +133,7 @@ def _say_taken(export: ExportOptions, jobs: list[Job]) -> None:
     taken, n = copies_to_ask_about(export, jobs), len(jobs)
     if taken:
         print(f"note: {part_of(taken, n, 'photo')} {'has' if n == 1 else 'have'} an output in {export.output_dir} "
-              "already: they will be written again as copies ('photo (1).jpg'); --skip-existing skips them, "
+              "already: they will be written again as copies ('photo (1)'); --skip-existing skips them, "
               "--overwrite replaces them", file=sys.stderr)
 
 
