@@ -221,7 +221,8 @@ class BatchSummary:
     chosen_model: str = ""  # "auto": the model the photos' look chose (a bundled model's name) ...
     model_choice: str = ""  # ... the model and why, as the window's Model row says it ...
     chosen_weights: Path | None = None  # ... and its weights (None: the shipped model)
-    folder_models: dict[Path, str] = field(default_factory=dict)  # ... the folders whose look chose the other one
+    folder_models: dict[Path, str] = field(default_factory=dict)  # ... each queue folder's model by its look (a
+    # comparison runs the chosen one for every photo)
     results: list[PhotoResult] = field(default_factory=list)
 
     @property

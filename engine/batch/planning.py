@@ -64,8 +64,8 @@ class OutputPlanner:
                 # an input has (the output folder holds photos), only a name no file has.
                 out = self._new_name(folder, name, ext, on_disk_too=e.if_exists == "new_name" or key in self.inputs)
                 key = os.path.realpath(out)
-                self.taken.add(key)
                 if e.if_exists == "skip" and out.exists():
+                    self.taken.add(key)
                     return out, EXISTS
                 self.renamed.add(job.index)
         self.taken.add(key)

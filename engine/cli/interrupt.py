@@ -13,17 +13,14 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Protocol
+from typing import TYPE_CHECKING
 
-
-class Cancellable(Protocol):
-    @property
-    def cancelled(self) -> bool: ...
-    def cancel(self) -> None: ...
+if TYPE_CHECKING:
+    from ..batch.pipeline import RunControl
 
 
 @contextmanager
-def first_ctrl_c_cancels(control: Cancellable, quit_text: Callable[[], str]) -> Iterator[None]:
+def first_ctrl_c_cancels(control: RunControl, quit_text: Callable[[], str]) -> Iterator[None]:
     previous = signal.getsignal(signal.SIGINT)
     # Signals reach the main thread only; a run started in the background with SIGINT ignored stays deaf to it.
     if threading.current_thread() is not threading.main_thread() or previous is signal.SIG_IGN:

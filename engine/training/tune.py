@@ -320,7 +320,7 @@ def run_tune(s: TuneSettings, stop: Callable[[], bool] = lambda: False,
     write_text(out.with_suffix(".md"), card_markdown(card))
     # Only a stopped tune goes on from its checkpoint (tens of MB a model, kept till the model is deleted); the
     # held-out pictures the card shows stay.
-    (work / "checkpoint.pt").unlink(missing_ok=True)
+    trainer.checkpoint_path.unlink(missing_ok=True)
     return card
 
 

@@ -29,13 +29,14 @@ class _Counter(NewestOnly):
     def __init__(self, count: CopiesToAsk) -> None:
         super().__init__("outputs-check")
         self.count = count
+        self.wanted = 0  # the ticket whose answer is still wanted: an older count stops at its next photo
         self._stopping = threading.Event()
 
     def request(self, ticket: int, photos: tuple[QueuedPhoto, ...], export: ExportOptions) -> None:
         self._post("count", ticket, (photos, export))
 
     def _serve(self, kind: str, key: int, args: tuple[Any, ...]) -> None:
-        self.counted.emit(key, self.count(*args, stop=self._stopping.is_set))
+        self.counted.emit(key, self.count(*args, stop=lambda: self._stopping.is_set() or key != self.wanted))
 
     def stop(self) -> None:
         """A count in progress ends at its next photo: closing the window waits for no network share."""
@@ -67,20 +68,25 @@ class OutputsCheck(QObject):
 
     def count(self, photos: Sequence[QueuedPhoto], export: ExportOptions,
               then: Callable[[int], None]) -> int | None:
-        if len(photos) <= COUNT_HERE:
+        if len(photos) <= COUNT_HERE or export.if_exists != "new_name":  # Replace or Skip: nothing to ask or read
             return self._count(photos, export)
         if self._counter is None:
             self._counter = _Counter(self._count)
             self._counter.counted.connect(self._on_counted)  # queued: this object lives on the UI thread
         self._ticket += 1
         self._then = then
+        self._counter.wanted = self._ticket
         self._counter.request(self._ticket, tuple(photos), export)
         self.busy_changed.emit(True)
         return None
 
     def drop(self) -> None:
-        """Forget the count in progress: its answer goes nowhere (Cancel before the run started)."""
+        """Forget the count in progress: it stops at its next photo, its answer going nowhere (Cancel before the run
+        started).
+        """
         self._ticket += 1
+        if self._counter is not None:
+            self._counter.wanted = self._ticket
         if self._then is not None:
             self._then = None
             self.busy_changed.emit(False)
@@ -93,7 +99,7 @@ class OutputsCheck(QObject):
             then(taken)
 
     def stop(self) -> None:
-        """The window is closing: a count in progress finishes, and its answer goes nowhere."""
+        """The window is closing: a count in progress stops at its next photo, and its answer goes nowhere."""
         self._then = None
         if self._counter is not None:
             self._counter.stop()

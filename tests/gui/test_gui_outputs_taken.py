@@ -217,3 +217,18 @@ def test_photos_queued_while_counting_are_counted_before_the_question(qtbot, mak
     qtbot.waitUntil(lambda: window.batch.taken_box is not None)
     assert "All 4 photos to colorize have an output" in window.batch.taken_box.text()
     _answer(qtbot, window, "Skip Them")
+
+
+def test_a_large_queue_exporting_with_replace_starts_at_once_without_looking(qtbot, make_window, backend,
+                                                                             grey_photos, monkeypatch):
+    """Replace or Skip asks nothing, so nothing is read first: no "Looking for outputs…" round trip."""
+    photos = grey_photos(3)
+    _run(qtbot, (first := _second_window(qtbot, make_window, backend, photos)))
+    first.close()
+    monkeypatch.setattr(outputs_check, "COUNT_HERE", 2)
+    window = _second_window(qtbot, make_window, backend, photos)
+    combo = window.export_panel.if_exists
+    combo.setCurrentIndex(combo.findData("overwrite"))
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.start_batch()  # started now, not after a count on a thread
+    assert not window.batch.outputs.busy and window.batch.taken_box is None
