@@ -134,7 +134,8 @@ class MainWindow(QMainWindow):
         self.live = LiveFigures(self.backend, self.utilization, self.timing, self)
         self.help: HelpPresenter = HelpPresenter(self.backend, lambda: self.actions_by_name, self.set_status, self)
         self.models = ModelsPresenter(self.backend, self.engine_panel, self.set_status, self)
-        self.teach = TeachPresenter(self.backend, self.models.refresh, self.set_status, self)
+        self.teach = TeachPresenter(self.backend, self.models.refresh, self.set_status, self,
+                                    qsettings=self.qsettings)
 
     def _add_panels_menu(self) -> None:
         a, view = self.actions_by_name, self.menus["&View"]

@@ -6,6 +6,7 @@ through a converter with a default: a hand-edited or stale file can never crash 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,14 @@ class AppSettings:
     compare: bool = False
     preview_mode: str = "side"  # side | wipe
     model_name: str = AUTO  # the Engine panel's model; ``model.weights`` is its file (None: shipped or auto)
+
+
+@dataclass(frozen=True)
+class TeachChoices:
+    """The Teach dialog's folders and time, offered again next time; not the name, which a new tune wants new."""
+
+    folders: tuple[Path, ...] = ()
+    minutes: float = 10.0
 
 
 def default_output_dir() -> Path:
@@ -128,4 +137,23 @@ def save(qs: QSettings, s: AppSettings) -> None:
         "export/colour_inputs": e.colour_inputs, "export/strength": e.strength, "view/preview_mode": s.preview_mode,
     }.items():
         qs.setValue(key, value)
+    qs.sync()
+
+
+def _paths(value: Any) -> tuple[Path, ...]:
+    names = json.loads(str(value))  # a JSON list: QSettings' own lists come back as one string when they hold one
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(value)
+    return tuple(Path(n) for n in names)
+
+
+def load_teach(qs: QSettings) -> TeachChoices:
+    d = TeachChoices()
+    return TeachChoices(folders=_read(qs, "teach/folders", d.folders, _paths),
+                        minutes=_read(qs, "teach/minutes", d.minutes, _float_in(1.0, 600.0)))
+
+
+def save_teach(qs: QSettings, choices: TeachChoices) -> None:
+    qs.setValue("teach/folders", json.dumps([str(f) for f in choices.folders]))
+    qs.setValue("teach/minutes", choices.minutes)
     qs.sync()

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Slot
+from PySide6.QtCore import QObject, QSettings, Slot
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from engine.messages import counted
@@ -25,6 +25,7 @@ from gui.model.teach import (
     step_text,
     verdict_text,
 )
+from gui.model.settings import TeachChoices, load_teach, save_teach
 from gui.model.tune_process import TuneProcess, tune_arguments
 from gui.presenters.backend import Backend
 from gui.views.teach_dialog import TeachDialog
@@ -35,13 +36,15 @@ log = logging.getLogger(__name__)
 class TeachPresenter(QObject):
     """``models_changed(name)`` after a teach: the Engine panel lists the models again and chooses ``name`` (None:
     the choice stays). ``extra_args`` go to ``tune`` after the rest (tests: ``("--batch", "2", "--crop", "64")``).
+    The folders and time of the last tune started are offered again (``qsettings``; None: nothing is remembered).
     """
 
     extra_args: Sequence[str] = ()
 
     def __init__(self, backend: Backend, models_changed: Callable[[str | None], None], say: Callable[[str], None],
-                 parent: QWidget, program: str | None = None) -> None:
+                 parent: QWidget, program: str | None = None, qsettings: QSettings | None = None) -> None:
         super().__init__(parent)
+        self.qsettings = qsettings
         self.backend, self.models_changed, self.say, self._parent = backend, models_changed, say, parent
         self.program = program  # None: this interpreter (sys.executable)
         self.dialog: TeachDialog | None = None
@@ -68,6 +71,9 @@ class TeachPresenter(QObject):
             d.discard_clicked.connect(self.discard)
             d.close_requested.connect(self.close)
             self._count = (0, False)
+            last = load_teach(self.qsettings) if self.qsettings is not None else TeachChoices()
+            d.set_minutes(last.minutes)
+            d.add_folders([f for f in last.folders if f.is_dir()])  # one moved or unplugged since is left out
             self._update()
         self.dialog.show()
         self.dialog.raise_()
@@ -75,7 +81,8 @@ class TeachPresenter(QObject):
         return self.dialog
 
     def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self.dialog, "Add a folder of colour photos", str(Path.home()))
+        near = self.dialog.folders()[-1].parent if self.dialog is not None and self.dialog.folders() else Path.home()
+        folder = QFileDialog.getExistingDirectory(self.dialog, "Add a folder of colour photos", str(near))
         if folder:
             self.add_folders([Path(folder)])
 
@@ -147,6 +154,8 @@ class TeachPresenter(QObject):
             d.set_message(f"Cannot start: {text}", "error")
             return False
         self._name, self._budget_s, self._card, self.steps_seen = d.name(), d.minutes() * 60, None, 0
+        if self.qsettings is not None:
+            save_teach(self.qsettings, TeachChoices(tuple(d.folders()), d.minutes()))
         args = tune_arguments(d.folders(), self._name, d.minutes(), replace=d.replace_confirmed(),
                               extra=self.extra_args)
         run = self.run = TuneProcess(args, self.program, self)

@@ -293,6 +293,9 @@ class TeachDialog(QDialog):
     def minutes(self) -> float:
         return self.minutes_spin.value()
 
+    def set_minutes(self, minutes: float) -> None:
+        self.minutes_spin.setValue(minutes)
+
     def replace_confirmed(self) -> bool:
         return not self.replace_box.isHidden() and self.replace_box.isChecked()
 

@@ -69,6 +69,12 @@ def test_damaged_settings_fall_back_to_defaults():
     assert loaded.model == defaults.model
     assert loaded.export.format == "keep" and loaded.export.mirror_subfolders is True
     assert loaded.export.jpeg_quality == 92
+    for folders, minutes in (("not json", "soon"), ('["a", 3]', 0), ('{"a": 1}', 10_000), ('[""]', "nan")):
+        qs.setValue("teach/folders", folders)
+        qs.setValue("teach/minutes", minutes)
+        assert app_settings.load_teach(qs) == app_settings.TeachChoices()
+    qs.setValue("teach/folders", '["one folder"]')  # a list of one is a list, not a string of letters
+    assert app_settings.load_teach(qs).folders == (Path("one folder"),)
 
 
 def test_options_the_machine_cannot_run_are_disabled_with_the_reason(qtbot):

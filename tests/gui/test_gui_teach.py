@@ -118,6 +118,28 @@ def test_cancel_stops_the_tune_within_seconds_and_leaves_no_partial_files(
     assert not (models_dir / "Stopped.pt").exists() and not (models_dir / "Stopped.work").exists()
 
 
+def test_the_folders_and_time_of_the_last_tune_started_are_offered_again_but_not_its_name(
+        qtbot, backend, make_window, models_dir, tmp_path):
+    for i in range(22):  # grey: the tune itself refuses them, so it ends in seconds
+        write_grey(tmp_path / "family" / f"g{i:02d}.png", 48, 64, seed=i)
+        write_grey(tmp_path / "unplugged" / f"g{i:02d}.png", 48, 64, seed=i)
+    window, dialog = teach_window(make_window, backend, tmp_path / "family", "Once", TINY)
+    window.teach.add_folders([tmp_path / "unplugged"])
+    dialog.set_minutes(25)
+    qtbot.waitUntil(lambda: "44 photos found" in dialog.count_label.text(), timeout=5000)
+    assert window.teach.start()
+    qtbot.waitUntil(lambda: window.teach.run is None, timeout=120_000)
+    window.teach.close()
+    for photo in (tmp_path / "unplugged").iterdir():
+        photo.unlink()
+    (tmp_path / "unplugged").rmdir()
+
+    again = make_window(backend).teach.open_dialog()
+    assert again.folders() == [tmp_path / "family"]  # a folder gone since is left out
+    assert again.minutes() == 25 and again.name() == ""
+    qtbot.waitUntil(lambda: "22 photos found" in again.count_label.text(), timeout=5000)
+
+
 def test_a_tune_that_fails_shows_its_error_and_leaves_nothing(qtbot, backend, make_window, models_dir, tmp_path):
     for i in range(22):  # files enough for the dialog's count, but grey: the tune itself refuses them
         write_grey(tmp_path / "grey" / f"g{i:02d}.png", 48, 64, seed=i)
