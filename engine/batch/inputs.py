@@ -91,14 +91,18 @@ def _distinct_roots(folders: list[Path], taken: dict[str, Path]) -> dict[Path, P
     """
     depth = dict.fromkeys(folders, 1)
 
-    def clashes(f: Path, kept: tuple[str, ...], counts: Counter[tuple[str, ...]]) -> bool:
+    def clashes(f: Path, kept: dict[Path, tuple[str, ...]], counts: Counter[tuple[str, ...]]) -> bool:
         first = Path(*f.parts[:len(f.parts) - depth[f] + 1])  # the folder its output path starts with
-        return counts[kept] > 1 or taken.get(kept[0], first) != first
+        if counts[kept[f]] > 1 or taken.get(kept[f][0], first) != first:
+            return True
+        # ("a",) beside ("a", "scans"): the first folder's own "scans/" would write where the second writes
+        return any(other[:len(kept[f])] == kept[f] or kept[f][:len(other)] == other
+                   for g, other in kept.items() if g != f and len(other) != len(kept[f]))
 
     while True:  # names told apart as a case-blind disk (Windows, macOS) would
         kept = {f: tuple(part.casefold() for part in f.parts[-depth[f]:]) for f in folders}
         counts = Counter(kept.values())
-        grow = [f for f in depth if depth[f] < len(f.parts) - 1 and clashes(f, kept[f], counts)]
+        grow = [f for f in depth if depth[f] < len(f.parts) - 1 and clashes(f, kept, counts)]
         if not grow:
             return {f: f.parents[depth[f] - 1] if len(f.parts) > 1 else f for f in folders}  # "/": itself
         for f in grow:

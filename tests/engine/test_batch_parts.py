@@ -302,6 +302,17 @@ def test_a_folder_queued_later_does_not_take_the_name_of_another_folder_queued_b
     assert [j.root for j in again] == [j.root for j in first]  # the same folder again: its own name, as before
 
 
+def test_a_folder_whose_subfolder_has_the_name_two_others_keep_writes_apart_from_them(tmp_path):
+    """/p/a holding scans/, given beside /q/a/scans and /r/scans: the last two keep "a/scans" and "r/scans", so /p/a
+    may not keep "a" alone, or its scans/ and /q/a/scans would write into one folder.
+    """
+    for folder in ("p/a/scans", "q/a/scans", "r/scans"):
+        write_grey(tmp_path / folder / "x.png", 20, 30, 0)
+    jobs, _ = collect_inputs([tmp_path / "p/a", tmp_path / "q/a/scans", tmp_path / "r/scans"])
+    outputs = [str(j.path.relative_to(j.root)) for j in jobs]
+    assert outputs == ["p/a/scans/x.png", "q/a/scans/x.png", "r/scans/x.png"]
+
+
 @pytest.mark.parametrize("if_exists", ["overwrite", "skip"])
 def test_a_photo_written_beside_itself_never_takes_a_copy_name_an_original_has(tmp_path, if_exists):
     """Colorizing x.png into its own folder, which also holds the original 'x (1).png' (not in this run): the
