@@ -125,7 +125,8 @@ class MainWindow(QMainWindow):
                                        self.set_status, self)
         self.queue_presenter = QueuePresenter(self.backend, self.queue, self.table, self.history, self.viewer,
                                               self.qsettings, samples_dir, lambda: self.controller.running,
-                                              self.set_status, self.shortcut, self)
+                                              self.set_status, self.shortcut, self,
+                                              output_dir=lambda: self.prefs.current().export.output_dir)
         views = BatchViews(self.engine_panel, self.export_panel, self.timing, self.summary, self.progress)
         self.batch: BatchPresenter = BatchPresenter(
             self.controller, self.queue, self.table, self.hint_store, self.viewer, views, self.prefs.current,

@@ -11,10 +11,21 @@ from ..imageio import IMAGE_EXTENSIONS
 from ..options import Job
 from ..partials import PARTIAL_MARK
 
+# Folders that file servers, cameras and other systems keep beside photos: thumbnails and deleted files, not photos.
+SYSTEM_FOLDERS = frozenset(name.casefold() for name in (
+    "@eaDir", "#recycle", "#snapshot", "__MACOSX", "$RECYCLE.BIN", "System Volume Information"))
+
+
+def _walked(name: str) -> bool:
+    """A file or folder a walk looks into: not hidden ("._x.jpg" twins from a Mac, ".thumbnails") nor a system one."""
+    return not name.startswith(".") and name.casefold() not in SYSTEM_FOLDERS
+
 
 def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = None,
-                   beside: Iterable[tuple[Path, Path]] = ()) -> tuple[list[Job], list[str]]:
-    """Files as given, folders walked recursively (symlink loops broken), duplicates dropped.
+                   beside: Iterable[tuple[Path, Path]] = (),
+                   leave_out: Path | None = None) -> tuple[list[Job], list[str]]:
+    """Files as given, folders walked recursively (symlink loops broken; hidden and system folders and files, and the
+    folder ``leave_out``, the output folder, where it lies inside one given, not looked into), duplicates dropped.
 
     Each job's root is the folder it was found in (its output mirrors the path below it); with
     ``keep_folder_names`` (by default: when several paths are given) it is that folder's parent, so the folder's
@@ -32,6 +43,7 @@ def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = No
     jobs: list[Job] = []
     problems: list[str] = []
     seen: set[str] = set()
+    skip_folder = os.path.realpath(leave_out) if leave_out is not None else None
 
     def add(path: Path, root: Path) -> None:
         key = os.path.realpath(path)
@@ -59,9 +71,11 @@ def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = No
                     dirs[:] = []
                     continue
                 visited.add((st.st_dev, st.st_ino))
-                dirs.sort()
+                dirs[:] = sorted(d for d in dirs if _walked(d)
+                                 and os.path.realpath(os.path.join(folder, d)) != skip_folder)
                 for name in sorted(files):
-                    if Path(name).suffix.lower() in IMAGE_EXTENSIONS and not name.endswith(PARTIAL_MARK):
+                    if (Path(name).suffix.lower() in IMAGE_EXTENSIONS and not name.endswith(PARTIAL_MARK)
+                            and _walked(name)):
                         add(Path(folder) / name, root)
         elif p.is_file():
             add(p, p.parent)
@@ -70,6 +84,19 @@ def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = No
         else:
             problems.append(f"{p}: no such file or folder")
     return jobs, problems
+
+
+def output_folder_inside(paths: Iterable[Path], output_dir: Path) -> Path | None:
+    """The folder given that holds the output folder below it (its photos are left out of a walk), if one does and
+    the output folder is there to leave out.
+    """
+    out = Path(os.path.realpath(output_dir))
+    if not out.is_dir():
+        return None
+    for p in paths:
+        if p.is_dir() and Path(os.path.realpath(p)) in out.parents:
+            return Path(p)
+    return None
 
 
 def _first_names(pairs: Iterable[tuple[Path, Path]]) -> dict[str, Path]:

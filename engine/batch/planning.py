@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ..imageio import output_extension
+from ..imageio import file_has_colour, output_extension
 from ..options import ExportOptions, Job
 
 
@@ -22,10 +22,17 @@ def _safe_relative(job: Job) -> Path:
 
 
 EXISTS = "output exists"  # why "skip" skips a photo
+IN_OUTPUT_FOLDER = "inside the output folder: an earlier run's output, left out"
+_COPY_NUMBER = re.compile(r"(.*) \(\d+\)")
 
 
 class OutputPlanner:
-    """Chooses output paths: inside the output folder, never an input, never twice in a batch."""
+    """Chooses output paths: inside the output folder, never an input, never twice in a batch.
+
+    Where a photo's output folder is its own folder, an earlier run's colour versions lie beside the photos and
+    were found as inputs: a photo named as another's output (``x (1).jpg`` beside ``x.jpg``; ``x_colour.jpg`` with
+    the pattern ``{stem}_colour``) that is in colour is left out, and counts as that output, not as an input.
+    """
 
     def __init__(self, export: ExportOptions, inputs: Sequence[Job]) -> None:
         self.export = export
@@ -33,26 +40,71 @@ class OutputPlanner:
         self.inputs = {os.path.realpath(j.path) for j in inputs}
         self.taken: set[str] = set()
         self.renamed: set[int] = set()  # job indices given a "(n)" name: their own name was taken
+        self._copy_of = self._named_as_outputs(inputs)  # realpath -> the photo whose output it may be
+        self._in_colour: dict[str, bool] = {}
 
-    def plan(self, job: Job) -> tuple[Path, str]:
-        """(path, "") to write it there; (the output there already, ``EXISTS``) to skip the photo."""
+    def _where(self, job: Job) -> tuple[Path, str, str]:
+        """The folder, name and extension of ``job``'s output, before any clash."""
         e = self.export
         rel = _safe_relative(job) if e.mirror_subfolders else Path(job.path.name)
         stem = Path(rel.name).stem
         name = e.name_pattern.format(stem=stem, index=job.index + 1).replace("/", "_").replace("\\", "_")
         if name in ("", ".", ".."):
             name = stem
-        ext = output_extension(job.path, e.format)
         folder = self.root / rel.parent
         real_folder = Path(os.path.realpath(folder))
         if real_folder != self.root and self.root not in real_folder.parents:
             folder = self.root  # a symlinked subfolder pointing elsewhere: write at the top instead
+        return folder, name, output_extension(job.path, e.format)
+
+    def _named_as_outputs(self, jobs: Sequence[Job]) -> dict[str, str]:
+        beside: dict[tuple[str, str], list[str]] = {}  # (folder, output name) -> photos written beside themselves
+        for job in jobs:
+            out_folder, out_name, ext = self._where(job)
+            real = os.path.realpath(out_folder)
+            if real == os.path.realpath(job.path.parent):
+                beside.setdefault((real, (out_name + ext).casefold()), []).append(os.path.realpath(job.path))
+        copies: dict[str, str] = {}
+        if not beside:
+            return copies
+        for job in jobs:
+            key, here, stem = os.path.realpath(job.path), os.path.realpath(job.path.parent), job.path.stem
+            numbered = _COPY_NUMBER.fullmatch(stem)
+            for name in (stem, numbered.group(1)) if numbered else (stem,):
+                others = [p for p in beside.get((here, (name + job.path.suffix).casefold()), ()) if p != key]
+                if others:
+                    copies[key] = Path(others[0]).name
+                    break
+        return copies
+
+    def _is_copy(self, key: str) -> bool:
+        """``key`` is named as another photo's output beside it, and is in colour (read small, once)."""
+        if key not in self._copy_of:
+            return False
+        if key not in self._in_colour:
+            self._in_colour[key] = file_has_colour(Path(key))
+        return self._in_colour[key]
+
+    def _is_input(self, key: str) -> bool:
+        return key in self.inputs and not self._is_copy(key)
+
+    def plan(self, job: Job) -> tuple[Path, str]:
+        """(path, "") to write it there; (the output there already, ``EXISTS``) to skip the photo; (the photo, why)
+        for a photo that is an earlier run's output.
+        """
+        e = self.export
+        real = Path(os.path.realpath(job.path))
+        if self.root in real.parents and Path(os.path.realpath(job.root)) in self.root.parents:
+            return job.path, IN_OUTPUT_FOLDER  # queued from a folder that holds the output folder
+        if self._is_copy(str(real)):
+            return job.path, f"a colour version of '{self._copy_of[str(real)]}' beside it: an earlier run's output"
+        folder, name, ext = self._where(job)
         own_output = self._own_output(job, folder, name, ext)
         if own_output is not None and own_output.stem != name:  # its "(n)" name of before: still a new name
             self.renamed.add(job.index)
         out = own_output or folder / (name + ext)
         key = os.path.realpath(out)
-        clash = key in self.inputs or key in self.taken
+        clash = self._is_input(key) or key in self.taken
         own = job.replaces is not None and os.path.realpath(job.replaces) == key
         if (out.exists() and not own) or clash:
             if e.if_exists == "skip" and not clash:
@@ -62,7 +114,7 @@ class OutputPlanner:
                 # Replace and skip take the "(n)" name an earlier run of the same inputs gave a photo whose name
                 # another photo of the run has (the plan is the same each run); "new_name", or a photo whose name
                 # an input has (the output folder holds photos), only a name no file has.
-                out = self._new_name(folder, name, ext, on_disk_too=e.if_exists == "new_name" or key in self.inputs)
+                out = self._new_name(folder, name, ext, on_disk_too=e.if_exists == "new_name" or self._is_input(key))
                 key = os.path.realpath(out)
                 if e.if_exists == "skip" and out.exists():
                     self.taken.add(key)
@@ -87,7 +139,8 @@ class OutputPlanner:
         while True:
             cand = folder / f"{name} ({n}){ext}"
             key = os.path.realpath(cand)
-            if key not in self.inputs and key not in self.taken and not (on_disk_too and cand.exists()):
+            copy = self.export.if_exists != "new_name" and self._is_copy(key)  # an earlier run's, to replace or skip
+            if not self._is_input(key) and key not in self.taken and (copy or not (on_disk_too and cand.exists())):
                 return cand
             n += 1
 

@@ -62,7 +62,8 @@ def colorize_command(args: argparse.Namespace) -> int:
     report = PhotoReport()
     if args.ray:
         return _colorize_on_ray(args.inputs, settings, export, args.ray, report, hints_file)
-    jobs, problems = collect_inputs(args.inputs)
+    jobs, problems = collect_inputs(args.inputs, leave_out=args.output)
+    _note_output_inside(args.inputs, args.output)
     print_problems(len(jobs), problems)
     if not jobs:
         return 1
@@ -168,7 +169,7 @@ def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: Exp
     from ..batch.inputs import collect_inputs
     from ..named_models import BUNDLED
 
-    local = collect_inputs(inputs)[0] if settings.by_look else []
+    local = collect_inputs(inputs, leave_out=export.output_dir)[0] if settings.by_look else []
     settings, routes = _chosen_by_look(settings, local, report)
     by_path = {os.path.realpath(j.path): BUNDLED[m] for j in local if (m := routes.get(j.index))}
 
@@ -187,6 +188,7 @@ def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: Exp
         raise UsageError("--hints: these weights take no colour hints (use weights trained with --hint-channels 3)")
 
     def on_plan(total: int, problems: list[str]) -> None:
+        _note_output_inside(inputs, export.output_dir)
         print_problems(total, problems)
         if total:
             report.start(total)
@@ -209,6 +211,15 @@ def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: Exp
     print(run.line())
     _notes(report, run.summary, settings, export)
     return 1 if run.summary.failed or run.problems else 0
+
+
+def _note_output_inside(inputs: list[Path], output: Path) -> None:
+    from ..batch.inputs import output_folder_inside
+
+    holder = output_folder_inside(inputs, output)
+    if holder is not None:
+        print(f"note: the output folder {printable(str(output))} is inside {printable(str(holder))}: the photos in it "
+              "are left out (they are colour versions)", file=sys.stderr)
 
 
 def _matched_hints(hints_file: HintsFile, jobs: list[Job]) -> dict[int, tuple[Hint, ...]]:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from engine.batch.inputs import collect_inputs
+from engine.batch.inputs import collect_inputs, output_folder_inside
 from engine.batch.model_choice import (
     BatchLook,
     FolderLooks,
@@ -366,14 +366,16 @@ def model_card(path: Path | None = None) -> tuple[dict[str, Any] | None, str | N
         return None, f"the model card is not readable: {err}"
 
 
-def collect(paths: Iterable[Path], beside: Iterable[tuple[Path, Path]] = ()
+def collect(paths: Iterable[Path], beside: Iterable[tuple[Path, Path]] = (), leave_out: Path | None = None
             ) -> tuple[list[tuple[Path, Path]], list[str]]:
     """Files and folders (walked recursively, non-images ignored) -> [(photo, root folder)], problems.
 
     A folder's photos keep its own name in their output paths: folders queued one at a time must not mix, nor
-    one of the name of a folder queued before (``beside``: the queue's (photo, root) pairs).
+    one of the name of a folder queued before (``beside``: the queue's (photo, root) pairs). ``leave_out``: the
+    output folder, whose photos are never queued from a folder that holds it.
     """
-    jobs, problems = collect_inputs([Path(p) for p in paths], keep_folder_names=True, beside=beside)
+    jobs, problems = collect_inputs([Path(p) for p in paths], keep_folder_names=True, beside=beside,
+                                    leave_out=leave_out)
     return [(j.path, j.root) for j in jobs], problems
 
 
@@ -395,9 +397,12 @@ class Backend:
     def make_sampler(self, device: str, parent: QObject | None = None) -> UtilizationSampler:
         return UtilizationSampler(device, parent=parent)
 
-    def collect(self, paths: Iterable[Path], beside: Iterable[tuple[Path, Path]] = ()
+    def collect(self, paths: Iterable[Path], beside: Iterable[tuple[Path, Path]] = (), leave_out: Path | None = None
                 ) -> tuple[list[tuple[Path, Path]], list[str]]:
-        return collect(paths, beside)
+        return collect(paths, beside, leave_out)
+
+    def output_folder_inside(self, paths: Iterable[Path], output_dir: Path) -> Path | None:
+        return output_folder_inside(paths, output_dir)
 
     def copies_to_ask_about(self, photos: Sequence[QueuedPhoto], export: ExportOptions,
                             stop: Callable[[], bool] = lambda: False) -> int:

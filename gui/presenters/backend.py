@@ -84,11 +84,15 @@ class Backend(Protocol):
     def make_worker(self, request: BatchRequest) -> Worker: ...
     def make_recolourer(self) -> Recolourer: ...
     def make_sampler(self, device: str, parent: QObject | None = None) -> Sampler: ...
-    def collect(self, paths: Iterable[Path], beside: Iterable[tuple[Path, Path]] = ()
+    def collect(self, paths: Iterable[Path], beside: Iterable[tuple[Path, Path]] = (), leave_out: Path | None = None
                 ) -> tuple[list[tuple[Path, Path]], list[str]]:
         """Files and folders (walked recursively) -> [(photo, root folder)], problems; ``beside``: the (photo,
-        root) pairs queued already, whose folders' names a new folder's outputs must not take.
+        root) pairs queued already, whose folders' names a new folder's outputs must not take; ``leave_out``: the
+        output folder, never walked into.
         """
+        ...
+    def output_folder_inside(self, paths: Iterable[Path], output_dir: Path) -> Path | None:
+        """The folder of ``paths`` that holds ``output_dir`` below it, if one does."""
         ...
     def copies_to_ask_about(self, photos: Sequence[QueuedPhoto], export: ExportOptions,
                             stop: Callable[[], bool] = lambda: False) -> int:

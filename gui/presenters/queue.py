@@ -32,8 +32,10 @@ class QueuePresenter(QObject):
 
     def __init__(self, backend: Backend, queue: QueueModel, table: QueueTable, history: QueueHistory,
                  viewer: PreviewPresenter, qsettings: QSettings, samples_dir: Path, running: Callable[[], bool],
-                 say: Callable[[str], None], shortcut: Callable[[str], str], parent: QWidget) -> None:
+                 say: Callable[[str], None], shortcut: Callable[[str], str], parent: QWidget,
+                 output_dir: Callable[[], Path | None] = lambda: None) -> None:
         super().__init__(parent)
+        self.output_dir = output_dir  # Export's folder: never queued from a folder that holds it
         self.backend, self.queue, self.table, self.history, self.viewer = backend, queue, table, history, viewer
         self.qsettings, self.samples_dir = qsettings, samples_dir
         self.running, self.say, self.shortcut, self._parent = running, say, shortcut, parent
@@ -44,11 +46,15 @@ class QueuePresenter(QObject):
         paths = list(paths)
         if not paths:
             return 0
-        items, problems = self.backend.collect(paths, [(r.path, r.root) for r in self.queue.rows()])
+        out = self.output_dir()
+        items, problems = self.backend.collect(paths, [(r.path, r.root) for r in self.queue.rows()], out)
         added, duplicates = self.queue.add(items)
         text = f"Queued {counted(added, 'photo')}"
         if duplicates:
             text += f" ({duplicates} already in the queue)"
+        holder = self.backend.output_folder_inside(paths, out) if out is not None else None
+        if holder is not None:
+            text += f"; the output folder inside '{holder.name}' was left out (its photos are colour versions)"
         if not items and not problems:
             text = "No photos there: Colorizer reads " + ", ".join(sorted(e.lstrip(".") for e in IMAGE_EXTENSIONS))
         if problems:

@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, QSettings, Slot
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from engine.messages import counted
+from gui.model.settings import TeachChoices, load_teach, save_teach
 from gui.model.teach import (
     PhotoCounter,
     count_text,
@@ -25,7 +26,6 @@ from gui.model.teach import (
     step_text,
     verdict_text,
 )
-from gui.model.settings import TeachChoices, load_teach, save_teach
 from gui.model.tune_process import TuneProcess, tune_arguments
 from gui.presenters.backend import Backend
 from gui.views.teach_dialog import TeachDialog

@@ -165,3 +165,20 @@ def test_two_folders_of_one_name_queued_one_after_the_other_write_apart(qtbot, m
         assert window.batch.start_batch()
     written = sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*.png"))
     assert written == ["box2/scans/p.png", "scans/p.png"]  # no "scans/p (1).png" beside the first box's
+
+
+def test_a_folder_holding_the_output_folder_queues_its_photos_not_the_outputs_of_an_earlier_run(
+        qtbot, make_window, backend, tmp_path, write_photo):
+    window = make_window(backend)
+    scans = tmp_path / "scans"
+    for i in range(3):
+        write_photo(scans / f"p{i}.png")
+    window.prefs.set_output_dir(scans / "colour")
+    window.queue_presenter.add_paths([scans])
+    with qtbot.waitSignal(window.controller.finished, timeout=60_000):
+        assert window.batch.start_batch()
+    assert len(list((scans / "colour").rglob("*.png"))) == 3
+    window.queue_presenter.clear_queue()
+    window.queue_presenter.add_paths([scans])  # again, as after new scans came: the outputs are not photos
+    assert sorted(r.path.name for r in window.queue.rows()) == ["p0.png", "p1.png", "p2.png"]
+    assert "the output folder inside 'scans' was left out" in window.status_label.text()

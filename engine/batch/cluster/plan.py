@@ -49,7 +49,8 @@ def plan_run(inputs: Sequence[object], export: ExportOptions) -> Plan:
     local = [Path(str(i)) for i in inputs if not is_uri(as_uri(i))]
     found: list[tuple[Path, Path, int]] = []
     if local:
-        jobs, problems = collect_inputs(local, keep_folder_names=len(inputs) > 1)  # as a local run of the inputs
+        jobs, problems = collect_inputs(local, keep_folder_names=len(inputs) > 1,  # as a local run of the inputs
+                                        leave_out=None if is_uri(as_uri(export.output_dir)) else export.output_dir)
         found += [(j.path, j.root, -1) for j in jobs]
         plan.problems += problems
     seen: set[tuple[int, str]] = set()
