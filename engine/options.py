@@ -19,6 +19,8 @@ PRECISIONS = ("auto", "fp32", "fp16", "bf16")  # auto: the fastest precision the
 FORMATS = ("keep", "png", "jpg", "webp", "tiff")
 IF_EXISTS = ("skip", "overwrite", "new_name")
 COLOUR_INPUTS = ("colorize", "skip")  # photos already in colour: colorize from their luminance, or skip
+IN_COLOUR = "in colour: colorized from its lightness, its own colours not kept"  # a colour input's note
+ALREADY_IN_COLOUR = "already in colour"  # why --colour-inputs skip skipped a photo
 MIN_WORK = 64  # tiny photos are worked at least this large
 # The longer side the model colours a photo at. 256, not 512: on photos from sources the training never saw, clean
 # and as old-print scans, and on large photos as on small ones, 256 gave more colour skill (docs/experiments, "Which
@@ -193,6 +195,7 @@ class PhotoResult:
     preview: Preview | None = None
     looks_old: bool | None = None  # the input reads as an old print's scan (``engine.print_look``; None: not looked at)
     renamed: bool = False  # ``output`` is a "(n)" name, the photo's own being taken
+    in_colour: bool = False  # the input was in colour (not toned): colorized from its lightness, its colours not kept
     existing: Path | None = None  # SKIPPED as its output exists: that file (to look at; never the photo's "own")
 
 
@@ -270,6 +273,11 @@ class BatchSummary:
     def looked(self) -> int:
         """Photos done that were looked at for that (``engine.print_look.looks_due``)."""
         return sum(r.looks_old is not None for r in self.results if r.status == Status.DONE)
+
+    @property
+    def in_colour(self) -> int:
+        """Photos done whose input was in colour: their own colours are not in their outputs."""
+        return sum(r.in_colour for r in self.results if r.status == Status.DONE)
 
     @property
     def renamed(self) -> int:

@@ -19,7 +19,7 @@ from types import TracebackType
 from ..colorizer import Prepared, prepare
 from ..imageio import MAX_PIXELS, DecodedImage, ImageError, decode
 from ..messages import short_reason
-from ..options import Job
+from ..options import ALREADY_IN_COLOUR, Job
 from ..print_look import looks_due, looks_like_old_print
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ def decode_photo(job: Job, out: Path | None, skip: str, *, size: int, skip_colou
     try:
         d.image = decode(job.path, max_pixels)
         if d.image.is_colour and skip_colour:
-            d.skip = "already in colour"
+            d.skip = ALREADY_IN_COLOUR
         else:
             d.prepared = prepare(d.image.pixels, size)
             if measure_look and looks_due(job.index):

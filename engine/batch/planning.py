@@ -42,6 +42,13 @@ class OutputPlanner:
         self.renamed: set[int] = set()  # job indices given a "(n)" name: their own name was taken
         self._copy_of = self._named_as_outputs(inputs)  # realpath -> the photo whose output it may be
         self._in_colour: dict[str, bool] = {}
+        # An output name that is a photo's own name and format (palette.png) is that photo's before another's
+        # whose format changes to it (palette.gif, written as PNG): the one named so is found under its name.
+        self._own_names: dict[str, int] = {}
+        for job in inputs:
+            folder, name, ext = self._where(job)
+            if ext.casefold() == job.path.suffix.casefold():
+                self._own_names.setdefault(os.path.realpath(folder / (name + ext)), job.index)
 
     def _where(self, job: Job) -> tuple[Path, str, str]:
         """The folder, name and extension of ``job``'s output, before any clash."""
@@ -104,7 +111,7 @@ class OutputPlanner:
             self.renamed.add(job.index)
         out = own_output or folder / (name + ext)
         key = os.path.realpath(out)
-        clash = self._is_input(key) or key in self.taken
+        clash = self._is_input(key) or key in self.taken or self._own_names.get(key, job.index) != job.index
         own = job.replaces is not None and os.path.realpath(job.replaces) == key
         if (out.exists() and not own) or clash:
             if e.if_exists == "skip" and not clash:

@@ -254,8 +254,8 @@ class BatchPresenter(QObject):
             self.viewer.queued("Cancelled before any photo was colorized." if summary.cancelled else
                                "No photo was colorized: each row's Message says why. Select a photo to see it.",
                                offer_action=False)
-        self.say(finished_text(summary, note_made_by(self.queue, summary, req),
-                               self.views.export_panel.choice().output_dir, advice=bool(advice)))
+        export = req.export if req is not None else self.views.export_panel.choice()
+        self.say(finished_text(summary, note_made_by(self.queue, summary, req), export, advice=bool(advice)))
 
     @Slot(bool)
     def _on_paused(self, paused: bool) -> None:
@@ -293,7 +293,7 @@ class BatchPresenter(QObject):
         self.table.show_compare_columns(self.views.engine_panel.comparing() or self.queue.has_comparison())
 
 
-def finished_text(summary: BatchSummary, before: list[tuple[str, str]], output_dir: Path, advice: bool) -> str:
+def finished_text(summary: BatchSummary, before: list[tuple[str, str]], export: ExportOptions, advice: bool) -> str:
     """The status line after a run; ``before``: (model before, model now) of each photo whose model changed."""
     text = summary.line()
     if summary.chosen_model and before:  # Auto chose anew for a queue that grew: say it, the colours changed
@@ -304,9 +304,11 @@ def finished_text(summary: BatchSummary, before: list[tuple[str, str]], output_d
     if summary.stopped_reason:
         text += f" ({summary.stopped_reason})"
     if summary.done:
-        text += f" → {output_dir}"
-    if summary.renamed:
-        text += " (as 'photo (1)', their own names being taken: Export's \"If it exists\" chooses)"
+        text += f" → {export.output_dir}"
+    if summary.renamed and export.if_exists == "new_name":
+        text += " (as 'photo (1)', their own names being taken: Export's \"If it exists\" can replace or skip instead)"
+    elif summary.renamed:  # Replace or Skip could not help: another photo of the run, or an input, had the name
+        text += " (as 'photo (1)': another photo of the run or an input had the name; its row says which)"
     return f"{text}. Most look like old prints: try \"Old prints\" (Engine panel)" if advice else text
 
 

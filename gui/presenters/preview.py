@@ -141,7 +141,9 @@ class PreviewPresenter(QObject):
             return
         row = self.queue.row(i)
         self.shown_key = key
-        missing = f"failed · {row.message}" if row.status == Status.FAILED else "not colorized yet"
+        missing = (f"failed · {row.message}" if row.status == Status.FAILED
+                   else f"skipped · {row.message}" if row.status == Status.SKIPPED and row.message
+                   else "not colorized yet")
         self.preview.show_photo(L, ab, row.shown_name, missing=missing)
         made_with = (row.run_key.model, row.run_key.hints) if row.status == Status.DONE and row.run_key else None
         self.hints.show(key, row.path, made_with if ab is not None else None)

@@ -95,7 +95,10 @@ class QueuePresenter(QObject):
     def remove_selected(self) -> None:
         if self.running():
             return
-        removed = self.history.remove(self.table.selected_rows())
+        rows = self.table.selected_rows()
+        removed = self.history.remove(rows)
+        if rows and self.queue.rowCount():  # the row after them takes their place, as in a file manager
+            self.table.selectRow(min(min(rows), self.queue.rowCount() - 1))
         self.say(f"Removed {counted(removed, 'photo')} from the queue (undo with {self.shortcut('undo')})")
 
     def clear_queue(self) -> None:

@@ -349,3 +349,39 @@ def test_a_second_ctrl_c_quits_at_once_saying_what_was_written(monkeypatch, caps
         on_ctrl_c(signal.SIGINT, None)
     assert exits == [130]
     assert "cancelled: 3 of 9 photos written" in capsys.readouterr().err
+
+
+def test_photos_in_colour_are_named_whether_colorized_from_their_lightness_or_skipped(tmp_path, weights, capsys):
+    """A real colour photo among the scans loses its own colours in its output: the run says which one did."""
+    (tmp_path / "in").mkdir()
+    assert cv2.imwrite(str(tmp_path / "in" / "holiday.png"), colour_photo(40, 50, 3))
+    grey = cv2.imread(str(write_grey(tmp_path / "in" / "toned.png", 40, 50, 1)), cv2.IMREAD_GRAYSCALE)
+    sepia = np.clip(grey[..., None] * np.array([0.75, 0.9, 1.05], np.float32), 0, 255).astype(np.uint8)  # B, G, R
+    assert cv2.imwrite(str(tmp_path / "in" / "toned.png"), sepia)
+    write_grey(tmp_path / "in" / "scan.png", 40, 50, 2)
+    args = ["colorize", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--weights", str(weights),
+            "--size", "64"]
+    assert engine_cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert ("note: 1 photo (holiday.png) was in colour: colorized from their lightness, their own colours not kept; "
+            "--colour-inputs skip leaves such photos out") in out
+    assert "toned.png" not in out  # a toned print is monochrome: colorized, and nothing to say
+    assert engine_cli.main([*args, "--colour-inputs", "skip", "--overwrite"]) == 0
+    out = capsys.readouterr().out
+    assert "note: 1 photo (holiday.png) was in colour: skipped (--colour-inputs skip)" in out
+    assert "colorized from their lightness" not in out
+
+
+def test_a_photo_keeps_its_own_name_before_another_whose_format_changes_to_it_and_the_note_names_the_renamed(
+        tmp_path, weights, capsys):
+    """palette.gif is written as PNG: palette.png, found under its own name, is palette.png's, not the GIF's."""
+    from PIL import Image
+
+    write_grey(tmp_path / "in" / "palette.png", 40, 50, 1)
+    Image.fromarray(cv2.imread(str(write_grey(tmp_path / "gif.png", 30, 20, 2)), cv2.IMREAD_GRAYSCALE)).save(
+        tmp_path / "in" / "palette.gif")
+    assert engine_cli.main(["colorize", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--weights",
+                            str(weights), "--size", "64"]) == 0
+    sizes = {p.name: cv2.imread(str(p)).shape[:2] for p in (tmp_path / "out").iterdir()}
+    assert sizes == {"palette.png": (40, 50), "palette (1).png": (30, 20)}
+    assert "note: 1 output went under a new name (palette.gif as 'palette (1).png'): " in capsys.readouterr().out

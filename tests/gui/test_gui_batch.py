@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -303,6 +304,19 @@ def test_outputs_written_under_a_new_name_are_counted_and_the_way_to_choose_othe
     assert "1 under a new name" in window.status_label.text() and "If it exists" in window.status_label.text()
     rows = window.queue.rows()
     assert rows[0].message == f"written as '{photos[0].stem} (1).png'" and rows[1].message == ""  # on its own row
+
+
+def test_two_photos_of_one_name_under_replace_are_not_sent_to_a_setting_that_cannot_help(qtbot, make_window, backend,
+                                                                                        tmp_path, write_photo):
+    window = make_window(backend)
+    window.export_panel.set_choice(replace(window.export_panel.choice(), if_exists="overwrite"))
+    files = [write_photo(tmp_path / folder / "one.png") for folder in ("a", "b")]
+    window.queue_presenter.add_paths(files)  # files given one by one: both write at the output's top
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.start_batch()
+    status = window.status_label.text()
+    assert "1 under a new name" in status and "another photo of the run or an input had the name" in status
+    assert "If it exists" not in status
 
 
 def test_photos_queued_after_a_run_reset_the_progress_bar_to_what_is_left_to_run(qtbot, make_window, backend,

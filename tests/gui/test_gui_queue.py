@@ -121,13 +121,18 @@ def test_drag_without_local_files_is_refused(make_window, backend):
     assert window.queue.rowCount() == 0
 
 
-def test_remove_selected_and_clear_empty_the_queue(make_window, backend, grey_photos):
+def test_remove_selected_and_clear_empty_the_queue(qtbot, make_window, backend, grey_photos):
     window = make_window(backend)
     window.queue_presenter.add_paths(grey_photos(4))
     window.table.selectRow(1)
     window.actions_by_name["remove"].trigger()
     assert window.queue.rowCount() == 3
     assert [r.path.name for r in window.queue.rows()] == ["photo00.png", "photo02.png", "photo03.png"]
+    assert window.table.selected_rows() == [1]  # the next photo takes the removed one's place, on screen too
+    qtbot.waitUntil(lambda: window.viewer.shown_key == window.queue.row(1).key, timeout=5000)
+    window.table.selectRow(2)
+    window.actions_by_name["remove"].trigger()
+    assert window.table.selected_rows() == [1]  # the last row removed: the one before it
     window.actions_by_name["clear"].trigger()
     assert window.queue.rowCount() == 0
     assert not window.actions_by_name["start"].isEnabled()

@@ -176,4 +176,4 @@ class Rounds:
         out = Path(w.out) if w.status == Status.DONE else None
         self.emit(PhotoResult(w.index, self.plan.jobs[w.index].path, w.status, w.message, output=out, width=w.width,
                               height=w.height, decode_ms=w.decode_ms, infer_ms=w.infer_ms, encode_ms=w.encode_ms,
-                              looks_old=w.looks_old))
+                              looks_old=w.looks_old, in_colour=w.in_colour))

@@ -23,7 +23,7 @@ from ...colorizer import Colorizer, Prepared, ab_source
 from ...hints import Hint
 from ...imageio import DecodedImage, ImageError
 from ...messages import short_reason
-from ...options import ColorizeSettings, ExportOptions, Job, Status
+from ...options import IN_COLOUR, ColorizeSettings, ExportOptions, Job, Status
 from ..decode_ahead import Decoded, decode_photo
 from ..ordered_writes import write_photo
 from .storage import fetch, put
@@ -51,6 +51,7 @@ class Work:
     encode_ms: float = 0.0
     engine: str = ""
     looks_old: bool | None = None  # read as an old print's scan by the decode stage (advice only; None: not looked at)
+    in_colour: bool = False  # the input was in colour: colorized from its lightness
     hints: tuple[Hint, ...] = ()  # the photo's colour hints travel with it, as relative points and colours
     weights: str | None = None  # another model than the pool's, for this photo (auto's folder by folder choice)
 
@@ -92,9 +93,11 @@ def _decode_work(w: Work, ctx: StageContext) -> None:
     elif d.skip is not None:
         w.fail(d.skip, Status.SKIPPED)
     else:
-        assert d.prepared is not None
+        assert d.prepared is not None and d.image is not None
         w.image, w.small = d.image, d.prepared.small  # the full-size L is made again by the writer, not shipped
         w.looks_old = d.looks_old
+        w.in_colour = d.image.is_colour
+        w.message = "; ".join(n for n in (w.message, IN_COLOUR if w.in_colour else "") if n)
     w.decode_ms = 1000 * (time.perf_counter() - t)
 
 
