@@ -291,6 +291,8 @@ class BatchSummary:
         text = f", {self.renamed} under a new name" if self.renamed else ""
         text += f", {self.failed} failed" if self.failed else ""
         text += f", {self.skipped} skipped" if self.skipped else ""
+        untried = sum(r.status == Status.CANCELLED for r in self.results)
+        text += f", {untried} not tried" if untried and self.stopped_reason else ""  # a cancel says itself
         return text + (", cancelled" if self.cancelled else "")
 
     def comparison(self) -> str | None:

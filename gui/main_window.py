@@ -18,7 +18,7 @@ from PySide6.QtGui import (
     QKeySequence,
     QShowEvent,
 )
-from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QSplitter
+from PySide6.QtWidgets import QMainWindow, QProgressBar, QSplitter
 
 from engine.options import Status
 from gui.actions import (
@@ -52,6 +52,7 @@ from gui.views.engine_panel import EnginePanel
 from gui.views.export_panel import ExportPanel
 from gui.views.preview import BeforeAfterView
 from gui.views.queue_table import QueueTable
+from gui.views.status_line import StatusLine
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "samples"
 SPLITTERS = ("central",)  # the queue over the preview; everything else is in docks (gui/views/docks.py)
@@ -70,6 +71,7 @@ class MainWindow(QMainWindow):
         self.controller = BatchController(backend.make_worker, self)
         self.hint_store = HintStore(self.qsettings, self)
         self.history = QueueHistory(self.queue, lambda: self.controller.running, self)
+        self.history.stepped.connect(self.set_status)
         self._build_views()
         self.prefs: SettingsPresenter = SettingsPresenter(
             self.qsettings, self, self.engine_panel, self.export_panel, self.preview, self.docks, self.splitters,
@@ -106,7 +108,7 @@ class MainWindow(QMainWindow):
                                         "export-dock": scrolled(self.export_panel),
                                         "summary-dock": scrolled(self.summary), "live-dock": self.utilization,
                                         "timing-dock": self.timing})
-        self.status_label = QLabel("Ready")
+        self.status_label = StatusLine("Ready")
         self.progress = QProgressBar()
         self.progress.setFixedWidth(260)  # a toolbar hint on the status bar hides the label: not widened into its room
         self.progress.setRange(0, 1)

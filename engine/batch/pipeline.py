@@ -24,8 +24,10 @@ full-resolution work goes in strips.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -42,7 +44,7 @@ from ..hints import Hint
 from ..imageio import MAX_PIXELS
 from ..messages import one_line, short_reason
 from ..options import IN_COLOUR, BatchSummary, ExportOptions, Job, PhotoResult, Preview, Status
-from ..partials import clean_partials
+from ..partials import PARTIAL_MARK, clean_partials
 from .decode_ahead import DecodeAhead, Decoded, decode_photo
 from .diffs import DiffHistogram
 from .ordered_writes import OrderedWrites, WriteOutcome, render_from_source, write_photo
@@ -113,6 +115,18 @@ def engine_label(colorizer: Colorizer) -> str:
     """What a comparison names: engine, precision (resolved) and batch size, e.g. "optimized bf16, batch 4"."""
     s = colorizer.settings
     return f"{s.engine} {s.precision}, batch {s.batch_size}"
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why no file can be written in ``folder`` (a read-only disk or folder), or None where one can."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".", suffix=PARTIAL_MARK, dir=folder)  # removed by a clean-up if left
+    except OSError as err:
+        return f"cannot write in the output folder {folder}: {err.strerror or err}"
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return None
 
 
 def _result_of(d: Decoded) -> PhotoResult:
@@ -221,6 +235,8 @@ class BatchPipeline:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             summary.stopped_reason = f"cannot create the output folder {out_dir}: {err.strerror or err}"
+        else:  # a read-only folder says so before the first photo, not after two of them failed
+            summary.stopped_reason = _unwritable(out_dir)
         if summary.stopped_reason is None:
             clean_partials(out_dir)
         log.info("batch started: %d photos with %s%s, working size %d, to %s (format %s, if an output exists: %s, "

@@ -312,7 +312,7 @@ class QueueModel(QAbstractTableModel):
             return None
         row = self._rows[i]
         if result.status == Status.CANCELLED:
-            row.status, row.message = Status.QUEUED, "cancelled: run the batch again to colorize it"
+            row.status, row.message = Status.QUEUED, not_run_text(result.message)
         else:
             row.status, row.message, row.output, row.existing = (result.status, result.message, result.output,
                                                                  result.existing)
@@ -328,3 +328,9 @@ class QueueModel(QAbstractTableModel):
 
     def _changed(self, i: int) -> None:
         self.dataChanged.emit(self.index(i, 0), self.index(i, len(COLUMNS) - 1))
+
+
+def not_run_text(reason: str) -> str:
+    """A row the batch did not colorize: cancelled by the person, or not tried as the batch stopped (its reason)."""
+    why = "cancelled" if reason.startswith("cancelled") or not reason else f"not tried ({reason})"
+    return f"{why}: run the batch again to colorize it"

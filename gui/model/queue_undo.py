@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence, QUndoCommand, QUndoStack
 
 from engine.messages import counted
@@ -43,7 +43,11 @@ class ClearRows(RemoveRows):
 
 
 class QueueHistory(QObject):
-    """The undo stack and its Edit-menu actions, which stay disabled while ``busy()`` (a batch running)."""
+    """The undo stack and its Edit-menu actions, which stay disabled while ``busy()`` (a batch running).
+    ``stepped(text)`` after an undo or a redo: what the status line says, the line of the step itself being stale.
+    """
+
+    stepped = Signal(str)
 
     def __init__(self, model: QueueModel, busy: Callable[[], bool], parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -79,12 +83,16 @@ class QueueHistory(QObject):
         return n
 
     def undo(self) -> None:
-        if not self.busy():
+        if not self.busy() and self.stack.canUndo():
+            text = self.stack.undoText()
             self.stack.undo()
+            self.stepped.emit(f"Undone: {text}")
 
     def redo(self) -> None:
-        if not self.busy():
+        if not self.busy() and self.stack.canRedo():
+            text = self.stack.redoText()
             self.stack.redo()
+            self.stepped.emit(f"Redone: {text}")
 
     def refresh(self, *_: object) -> None:
         """Enable and name the actions after the stack's state (and whether a batch runs)."""

@@ -154,10 +154,10 @@ class BatchPresenter(QObject):
         """Photos added or removed between runs: the progress bar stops showing the last run's count."""
         counts = self.queue.counts()
         runnable = sum(counts[s] for s in RUNNABLE)
-        if runnable and not self.controller.running:
-            self.views.progress.setRange(0, runnable)
+        if (runnable or not self.queue.rowCount()) and not self.controller.running:
+            self.views.progress.setRange(0, max(1, runnable))
             self.views.progress.setValue(0)
-            self.views.progress.setFormat(f"{counted(runnable, 'photo')} to run")
+            self.views.progress.setFormat(f"{counted(runnable, 'photo')} to run" if runnable else "idle")
 
     def run_again(self) -> bool:
         """Put the selected photos (or all) back in the queue and start: colorize them again."""
@@ -246,7 +246,8 @@ class BatchPresenter(QObject):
             self.views.summary.show_model(
                 f"{model}. {summary.looks_old} of {summary.looked} photos looked at seem to be scans of old prints: "
                 "\"Old prints\" may colour them better" if advice else model)
-        self.views.progress.setFormat("%v / %m · done" if not summary.cancelled else "%v / %m · cancelled")
+        self.views.progress.setFormat("%v / %m · " + ("cancelled" if summary.cancelled else
+                                                      "stopped" if summary.stopped_reason else "done"))
         self.update_compare_columns()
         if self._failed:
             return  # _on_failed already said why

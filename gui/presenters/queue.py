@@ -62,7 +62,7 @@ class QueuePresenter(QObject):
         self.say(text)
         if added:
             self.viewer.queued(f"{counted(len(self.queue.rows()), 'photo')} queued. "
-                               f"Press Start ({self.shortcut('start')}).")
+                               f"Press Start ({self.shortcut('start')}).", offer_action=False)  # not the samples now
         return added
 
     def choose_files(self) -> None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyledItemDelegate, QStyleOptionViewItem, QTableView
 
-from gui.model.queue_model import COL_FILE, COMPARE_COLUMNS, QueueModel
+from gui.model.queue_model import COL_FILE, COL_MESSAGE, COMPARE_COLUMNS, QueueModel
 
 COLUMN_WIDTHS = (170, 62, 58, 62, 62, 70, 64, 220)  # at least; wider where the header's title needs it
+FILE_SHARE = 0.55  # of the room the figures leave: the names; the rest to the messages
+MIN_FILE, MIN_MESSAGE = 140, 110  # below these a scroll bar comes, rather than names cut to their last letters
 
 
 class FileNameDelegate(QStyledItemDelegate):
@@ -35,7 +38,6 @@ class QueueTable(QTableView):
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
-        header.setSectionResizeMode(COL_FILE, QHeaderView.ResizeMode.Stretch)  # the names take what is left
         header.setMinimumSectionSize(40)
         padding = 2 * self.fontMetrics().horizontalAdvance("M")  # the header's margins and sort mark
         for col, width in enumerate(COLUMN_WIDTHS):
@@ -49,3 +51,20 @@ class QueueTable(QTableView):
     def show_compare_columns(self, show: bool) -> None:
         for col in COMPARE_COLUMNS:
             self.setColumnHidden(col, not show)
+        self.share_width()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self.share_width()
+
+    def share_width(self) -> None:
+        """The names and the messages share the room the figures leave, as the window's width changes: on a small
+        screen neither is cut to a few letters while the other keeps its width (a Stretch section did that).
+        """
+        header = self.horizontalHeader()
+        figures = sum(header.sectionSize(c) for c in range(header.count())
+                      if c not in (COL_FILE, COL_MESSAGE) and not self.isColumnHidden(c))
+        room = self.viewport().width() - figures
+        names = max(MIN_FILE, int(room * FILE_SHARE))
+        header.resizeSection(COL_FILE, names)
+        header.resizeSection(COL_MESSAGE, max(MIN_MESSAGE, room - names))

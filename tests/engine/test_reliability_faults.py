@@ -240,6 +240,23 @@ def test_read_only_output_folder_is_reported_and_stops(colorizer, tmp_path, monk
     assert list(out.iterdir()) == []
 
 
+def test_an_output_folder_no_file_can_be_written_in_stops_the_batch_before_its_first_photo(colorizer, tmp_path,
+                                                                                          monkeypatch):
+    jobs = grey_folder(tmp_path / "in", 8)
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def read_only(*a, **kw):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(pipeline_mod.tempfile, "mkstemp", read_only)
+    summary = BatchPipeline(colorizer, ExportOptions(out)).run(jobs)
+    assert summary.stopped_reason == f"cannot write in the output folder {out}: Read-only file system"
+    assert summary.done == summary.failed == 0 and [r.status for r in summary.results] == ["cancelled"] * 8
+    assert summary.line() == "No photo colorized, 8 not tried"
+    assert list(out.iterdir()) == []
+
+
 def test_one_forbidden_subfolder_fails_its_photos_but_not_the_batch(colorizer, tmp_path, monkeypatch):
     src = tmp_path / "in"
     for i in range(4):

@@ -328,3 +328,25 @@ def test_photos_queued_after_a_run_reset_the_progress_bar_to_what_is_left_to_run
     assert window.progress.text().endswith("done")
     window.queue_presenter.add_paths(grey_photos(4, folder="more"))
     assert window.progress.text() == "4 photos to run" and window.progress.value() == 0
+
+
+def test_an_output_folder_that_cannot_be_written_stops_at_once_and_its_rows_say_they_were_not_tried(
+        qtbot, make_window, backend, grey_photos, monkeypatch):
+    import errno
+    import os
+
+    import engine.batch.pipeline as pipeline_module
+
+    def read_only(*a, **kw):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(pipeline_module.tempfile, "mkstemp", read_only)
+    window = make_window(backend)
+    window.queue_presenter.add_paths(grey_photos(3))
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.start_batch()
+    assert {r.message for r in window.queue.rows()} == {
+        f"not tried (cannot write in the output folder {window.prefs.current().export.output_dir}: Read-only file "
+        "system): run the batch again to colorize it"}
+    assert window.progress.format().endswith("· stopped")
+    assert window.status_label.text().startswith("No photo colorized, 3 not tried (cannot write in the output folder")

@@ -21,6 +21,7 @@ from gui.model.queue_model import COL_FILE, COL_MESSAGE
 from gui.views.charts import UtilizationPlot, memory_range
 from gui.views.docks import PANELS
 from gui.views.help_dialogs import MAX_HEIGHT, MAX_WIDTH
+from gui.views.queue_table import MIN_FILE, MIN_MESSAGE
 
 
 def _window(qtbot, backend, tmp_path: Path, width: int = 1024, height: int = 700) -> MainWindow:
@@ -98,6 +99,25 @@ def test_at_1024_by_700_the_previews_are_usable_and_the_message_column_is_in_vie
     for col in range(window.queue.columnCount()):  # every header reads whole ("Difference" was cut)
         title = window.queue.headerData(col, Qt.Orientation.Horizontal)
         assert header.sectionSize(col) >= metrics.horizontalAdvance(title) + 8, title
+
+
+def test_names_and_messages_share_the_width_the_same_whatever_size_the_window_had_before(qtbot, backend, tmp_path,
+                                                                                         grey_photos):
+    window = _window(qtbot, backend, tmp_path, 1024, 700)
+    window.queue_presenter.add_paths(grey_photos(2))
+    header = window.table.horizontalHeader()
+
+    def widths() -> tuple[int, int]:
+        return header.sectionSize(COL_FILE), header.sectionSize(COL_MESSAGE)
+
+    small = widths()
+    assert small[0] >= MIN_FILE and small[1] >= MIN_MESSAGE
+    assert header.length() <= window.table.viewport().width()  # every column in view, no scroll bar
+    window.resize(1600, 1000)
+    qtbot.waitUntil(lambda: widths()[0] > small[0] + 100 and widths()[1] > small[1] + 50)
+    window.resize(1024, 700)  # back: the names are not left wide, pushing the figures out of view
+    qtbot.waitUntil(lambda: header.length() <= window.table.viewport().width())
+    assert widths()[0] >= MIN_FILE and widths()[1] >= MIN_MESSAGE
 
 
 def test_at_1600_by_1000_each_preview_side_is_wider_than_the_old_390_px(qtbot, backend, tmp_path, grey_photos):

@@ -218,7 +218,30 @@ def test_a_photo_removed_while_it_loads_leaves_no_busy_cursor_and_no_loading_tex
     monkeypatch.setattr(preview_loader, "preview_from_files", slow_read)
     window.table.selectRow(1)
     qtbot.waitUntil(lambda: "Loading" in window.preview.placeholder.label.text())
-    window.queue_presenter.remove_selected()
+    window.queue_presenter.remove_selected()  # the photo before it is selected in its place
+    release.set()
+    kept = window.queue.row(0)
+    if readable:
+        qtbot.waitUntil(lambda: window.viewer.shown_key == kept.key and window.preview.stack.currentIndex() == 1)
+    else:
+        qtbot.waitUntil(lambda: f"{kept.shown_name}: cannot show a preview" in window.preview.placeholder.label.text())
+    assert QApplication.overrideCursor() is None and window.viewer.loading_key is None
+
+
+def test_the_last_photo_removed_while_it_loads_leaves_the_removed_text(qtbot, make_window, backend, grey_photos,
+                                                                       monkeypatch):
+    import threading
+
+    from gui.model import preview_loader
+
+    window = make_window(backend)
+    window.queue_presenter.add_paths(grey_photos(1))
+    release = threading.Event()
+    read = preview_loader.preview_from_files
+    monkeypatch.setattr(preview_loader, "preview_from_files", lambda *a, **kw: (release.wait(10), read(*a, **kw))[1])
+    window.table.selectRow(0)
+    qtbot.waitUntil(lambda: "Loading" in window.preview.placeholder.label.text())
+    window.queue_presenter.remove_selected()  # no photo left to take its place
     release.set()
     qtbot.waitUntil(lambda: "Removed from the queue" in window.preview.placeholder.label.text())
     assert QApplication.overrideCursor() is None and window.viewer.loading_key is None

@@ -187,3 +187,18 @@ def test_a_folder_holding_the_output_folder_queues_its_photos_not_the_outputs_of
     window.queue_presenter.add_paths([scans])  # again, as after new scans came: the outputs are not photos
     assert sorted(r.path.name for r in window.queue.rows()) == ["p0.png", "p1.png", "p2.png"]
     assert "the output folder inside 'scans' was left out" in window.status_label.text()
+
+
+def test_after_clear_queue_and_undo_the_status_bar_shows_no_stale_count_or_step(qtbot, make_window, backend,
+                                                                                grey_photos):
+    window = make_window(backend)
+    window.queue_presenter.add_paths(grey_photos(3))
+    assert window.progress.format() == "3 photos to run"
+    assert not window.preview.placeholder.button.isVisible()  # no "Try the Sample Photos" beside one's own photos
+    window.actions_by_name["clear"].trigger()
+    assert window.progress.format() == "idle"
+    window.history.undo()
+    assert window.status_label.text() == "Undone: Clear Queue (3 photos)"
+    assert window.progress.format() == "3 photos to run"
+    window.history.redo()
+    assert window.status_label.text() == "Redone: Clear Queue (3 photos)" and window.progress.format() == "idle"
