@@ -155,8 +155,13 @@ class FolderLooks:
 
 
 def _folders(folders: list[Path]) -> str:
-    """Two folders or fewer by name ('1950s', 'Grandma'), more by their number."""
-    names = [printable(f.name or str(f)) for f in folders]
+    """Two folders or fewer by name ('1950s', 'Grandma'; 'a/scans', 'b/scans' where one name is two folders'), more
+    by their number.
+    """
+    names = [f.name or str(f) for f in folders]
+    if len(set(names)) < len(names):
+        names = [f"{f.parent.name}/{f.name}" if f.parent.name else str(f) for f in folders]
+    names = [printable(n) for n in names]
     return ", ".join(f"'{n}'" for n in names) if len(names) <= 2 else counted(len(names), "folder")
 
 

@@ -174,3 +174,10 @@ def test_a_folders_photos_are_its_own_images_not_its_subfolders_or_partial_outpu
     _folder(folder, 1, 0, "inner")
     assert photos_in(folder) == [folder / "clean0.png", folder / "old0.jpg"]
     assert photos_in(tmp_path / "missing") == []
+
+
+def test_two_folders_of_one_name_are_told_apart_where_the_choice_names_them():
+    from engine.batch.model_choice import _folders
+
+    assert _folders([Path("/a/1950s"), Path("/b/Grandma")]) == "'1950s', 'Grandma'"
+    assert _folders([Path("/box1/out"), Path("/box2/out")]) == "'box1/out', 'box2/out'"
