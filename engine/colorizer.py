@@ -34,6 +34,7 @@ from .messages import short_reason
 from .model import MULTIPLE, CVUNet
 from .options import MIN_WORK, ColorizeSettings, engine_device
 from .runtimes import Runtime, make_runtime, optimized_or_baseline
+from .runtimes.replay import give_back_freed_memory
 from .weights import load_model
 
 log = logging.getLogger(__name__)
@@ -272,11 +273,12 @@ class Colorizer:
         return "on the CPU" if self.on_cpu else "on the GPU"
 
     def free_memory(self) -> None:
-        """Give back what the runtime keeps between calls (buffer pool, CUDA graphs, cached blocks)."""
+        """Give back what the runtime keeps between calls (buffer pool, CUDA graphs, cached blocks) to the system."""
         self.runtime.release_memory()
         if self._cpu_runtime is not None:
             self._cpu_runtime.release_memory()
         gc.collect()
+        give_back_freed_memory()
         if not self.on_cpu and torch.cuda.is_available():
             torch.cuda.empty_cache()
 

@@ -212,9 +212,9 @@ def _malloc_trim() -> Callable[[int], int] | None:
     return trim  # type: ignore[no-any-return]
 
 
-def _give_back_freed_memory() -> None:
+def give_back_freed_memory() -> None:
     """Return the heap's free pages to the system: the recording call's tensors, freed, would otherwise stay resident
-    beside the new arena (docs/experiments, "The recording's memory").
+    beside the new arena (docs/experiments, "The recording's memory"); a batch's buffers, after it.
     """
     trim = _malloc_trim()
     if trim is not None:
@@ -256,7 +256,7 @@ class Record:
         offsets, size = _plan(recorder.values, recorder.last)
         self.made_bytes = sum(nbytes for _, nbytes in recorder.values)  # the values, each in memory of its own
         del recorder
-        _give_back_freed_memory()  # the eager call's freed tensors, before the arena is mapped beside them
+        give_back_freed_memory()  # the eager call's freed tensors, before the arena is mapped beside them
         self.arena = torch.empty(size, dtype=torch.uint8)
         self.steps: list[Callable[[], object]] = [self._placed(step, offsets) for step in tape]
         self.nbytes = size + self.L.nbytes + self.out.nbytes + (0 if self.hints is None else self.hints.nbytes)

@@ -11,7 +11,9 @@ from PIL import Image
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
+import engine.batch.pipeline as pipeline_module
 from engine.batch.pipeline import RunControl
+from engine.options import Status
 from gui.bridge.worker import Backend
 from gui.model.queue_model import COL_BASELINE, COL_DIFF, COL_MODEL
 
@@ -350,3 +352,25 @@ def test_an_output_folder_that_cannot_be_written_stops_at_once_and_its_rows_say_
         "system): run the batch again to colorize it"}
     assert window.progress.format().endswith("· stopped")
     assert window.status_label.text().startswith("No photo colorized, 3 not tried (cannot write in the output folder")
+
+
+def test_between_batches_the_kept_engine_gives_back_its_buffers_and_the_next_batch_runs(qtbot, make_window, backend,
+                                                                                        grey_photos, monkeypatch):
+    window = make_window(backend)
+    window.queue_presenter.add_paths(grey_photos(4))
+    held: list[int] = []
+    real_run = pipeline_module.BatchPipeline.run
+
+    def run_and_note(self, *a, **kw):
+        summary = real_run(self, *a, **kw)
+        held.append(self.colorizer.runtime.pool.held_bytes)  # what the batch left pooled, before the release
+        return summary
+
+    monkeypatch.setattr(pipeline_module.BatchPipeline, "run", run_and_note)
+    for _ in range(2):
+        with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS) as blocker:
+            assert window.batch.run_again() if window.queue.counts()[Status.DONE] else window.batch.start_batch()
+        assert blocker.args[0].done == 4
+    kept = list(backend.factory._cache.values())
+    assert held and all(h > 0 for h in held)  # the pool was in use...
+    assert kept and all(c.runtime.pool.held_bytes == 0 for c in kept)  # ...and is empty between batches
