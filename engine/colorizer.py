@@ -273,14 +273,21 @@ class Colorizer:
         return "on the CPU" if self.on_cpu else "on the GPU"
 
     def free_memory(self) -> None:
-        """Give back what the runtime keeps between calls (buffer pool, CUDA graphs, cached blocks) to the system."""
+        """Give back what the runtime keeps between calls (buffer pool, CUDA graphs, cached blocks)."""
         self.runtime.release_memory()
         if self._cpu_runtime is not None:
             self._cpu_runtime.release_memory()
         gc.collect()
-        give_back_freed_memory()
         if not self.on_cpu and torch.cuda.is_available():
             torch.cuda.empty_cache()
+
+    def release_buffers(self) -> None:
+        """Between batches: the runtime's reusable buffers go back to the system; what is slow to make again stays."""
+        self.runtime.release_buffers()
+        if self._cpu_runtime is not None:
+            self._cpu_runtime.release_buffers()
+        gc.collect()
+        give_back_freed_memory()
 
     def infer_on_cpu(self, canvas: np.ndarray, hints: np.ndarray | None = None) -> np.ndarray:
         """The same model in fp32 on the CPU (built on first use): the last resort after the GPU ran out of memory."""

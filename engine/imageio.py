@@ -16,7 +16,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from PIL import Image, ImageFile, UnidentifiedImageError
+from PIL import Image, ImageFile, PngImagePlugin, UnidentifiedImageError
 
 from . import atomic
 from .messages import short_reason
@@ -34,6 +34,7 @@ PIL_FORMAT = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG", ".webp": "WEBP", "
               ".jp2": "JPEG2000", ".j2k": "JPEG2000", ".jpf": "JPEG2000", ".jpx": "JPEG2000",
               ".bmp": "BMP"}
 MAX_PIXELS = 200_000_000  # a header claiming more is refused before anything is allocated
+MARK = "Colorizer"  # in each JPEG and 8-bit PNG written: what tells an earlier run's output beside the photos
 
 Image.MAX_IMAGE_PIXELS = None  # we check the size ourselves, with a clearer message
 ImageFile.LOAD_TRUNCATED_IMAGES = False
@@ -85,15 +86,14 @@ def has_colour(rgb: np.ndarray) -> bool:
     return float(np.sqrt(lab[..., 1].var() + lab[..., 2].var())) > 6.0
 
 
-def file_has_colour(path: Path) -> bool:
-    """``has_colour`` of the photo at ``path``, read small (a JPEG at an eighth of its size); False if unreadable."""
+def made_here(path: Path) -> bool:
+    """Whether the file carries the mark ``encode`` writes (a JPEG's comment, a PNG's Software text): an output of
+    this app, told from a photo by its header alone. False for other formats and for unreadable files.
+    """
     try:
         with warnings.catch_warnings(), open(path, "rb") as fh, Image.open(fh) as im:
             warnings.simplefilter("ignore")
-            im.draft("RGB", (256, 256))
-            if im.width * im.height > MAX_PIXELS:
-                return False
-            return has_colour(np.asarray(im.convert("RGB")))
+            return im.info.get("comment") == MARK.encode() or im.info.get("Software") == MARK
     except (OSError, ValueError, UnidentifiedImageError, Image.DecompressionBombError):
         return False
 
@@ -380,6 +380,11 @@ def encode(final: Path, rgb: np.ndarray, *, quality: int = 92, alpha: np.ndarray
             kwargs: dict = {}
             if ext in (".jpg", ".jpeg", ".webp"):
                 kwargs["quality"] = int(quality)
+            if ext in (".jpg", ".jpeg"):
+                kwargs["comment"] = MARK.encode()
+            elif ext == ".png":
+                kwargs["pnginfo"] = PngImagePlugin.PngInfo()
+                kwargs["pnginfo"].add_text("Software", MARK)
             if exif and ext in (".jpg", ".jpeg", ".webp", ".png", ".tif", ".tiff"):
                 kwargs["exif"] = exif
             if compression and ext in (".tif", ".tiff"):

@@ -43,7 +43,7 @@ def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = No
     jobs: list[Job] = []
     problems: list[str] = []
     seen: set[str] = set()
-    skip_folder = os.path.realpath(leave_out) if leave_out is not None else None
+    skip_folder = _identity(leave_out) if leave_out is not None else None  # (device, inode): case and links aside
 
     def add(path: Path, root: Path) -> None:
         key = os.path.realpath(path)
@@ -67,12 +67,12 @@ def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = No
                     unreadable(err)
                     dirs[:] = []
                     continue
-                if (st.st_dev, st.st_ino) in visited:  # a symlink back to a folder already walked
+                if (st.st_dev, st.st_ino) in visited or (  # a symlink back to a folder already walked
+                        (st.st_dev, st.st_ino) == skip_folder and folder != str(p)):  # the output folder inside
                     dirs[:] = []
                     continue
                 visited.add((st.st_dev, st.st_ino))
-                dirs[:] = sorted(d for d in dirs if _walked(d)
-                                 and os.path.realpath(os.path.join(folder, d)) != skip_folder)
+                dirs[:] = sorted(d for d in dirs if _walked(d))
                 for name in sorted(files):
                     if (Path(name).suffix.lower() in IMAGE_EXTENSIONS and not name.endswith(PARTIAL_MARK)
                             and _walked(name)):
@@ -84,6 +84,14 @@ def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = No
         else:
             problems.append(f"{p}: no such file or folder")
     return jobs, problems
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def output_folder_inside(paths: Iterable[Path], output_dir: Path) -> Path | None:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ..imageio import file_has_colour, output_extension
+from ..imageio import made_here, output_extension
 from ..options import ExportOptions, Job
 
 
@@ -22,16 +22,16 @@ def _safe_relative(job: Job) -> Path:
 
 
 EXISTS = "output exists"  # why "skip" skips a photo
-IN_OUTPUT_FOLDER = "inside the output folder: an earlier run's output, left out"
 _COPY_NUMBER = re.compile(r"(.*) \(\d+\)")
 
 
 class OutputPlanner:
     """Chooses output paths: inside the output folder, never an input, never twice in a batch.
 
-    Where a photo's output folder is its own folder, an earlier run's colour versions lie beside the photos and
-    were found as inputs: a photo named as another's output (``x (1).jpg`` beside ``x.jpg``; ``x_colour.jpg`` with
-    the pattern ``{stem}_colour``) that is in colour is left out, and counts as that output, not as an input.
+    Where a photo's output folder is its own folder, an earlier run's outputs lie beside the photos and were found as
+    inputs. One named as another photo's output (``x (1).jpg`` beside ``x.jpg``; ``x_colour.jpg`` with the pattern
+    ``{stem}_colour``) that carries the mark this app writes in its outputs (``imageio.made_here``) is left out, and
+    is that photo's output, not an input, to replace or skip. Without the mark it is a photo, never written over.
     """
 
     def __init__(self, export: ExportOptions, inputs: Sequence[Job]) -> None:
@@ -40,15 +40,23 @@ class OutputPlanner:
         self.inputs = {os.path.realpath(j.path) for j in inputs}
         self.taken: set[str] = set()
         self.renamed: set[int] = set()  # job indices given a "(n)" name: their own name was taken
+        self._real: dict[Path, str] = {}  # folders' real paths: photos share folders
+        self._where_of = {j.index: self._where(j) for j in inputs}
         self._copy_of = self._named_as_outputs(inputs)  # realpath -> the photo whose output it may be
-        self._in_colour: dict[str, bool] = {}
+        self._made_here: dict[str, bool] = {}
         # An output name that is a photo's own name and format (palette.png) is that photo's before another's
         # whose format changes to it (palette.gif, written as PNG): the one named so is found under its name.
-        self._own_names: dict[str, int] = {}
+        self._own_names: dict[str, tuple[int, str]] = {}
         for job in inputs:
-            folder, name, ext = self._where(job)
+            folder, name, ext = self._where_of[job.index]
             if ext.casefold() == job.path.suffix.casefold():
-                self._own_names.setdefault(os.path.realpath(folder / (name + ext)), job.index)
+                key = os.path.realpath(folder / (name + ext))
+                self._own_names.setdefault(key, (job.index, os.path.realpath(job.path)))
+
+    def _realpath(self, folder: Path) -> str:
+        if folder not in self._real:
+            self._real[folder] = os.path.realpath(folder)
+        return self._real[folder]
 
     def _where(self, job: Job) -> tuple[Path, str, str]:
         """The folder, name and extension of ``job``'s output, before any clash."""
@@ -59,23 +67,24 @@ class OutputPlanner:
         if name in ("", ".", ".."):
             name = stem
         folder = self.root / rel.parent
-        real_folder = Path(os.path.realpath(folder))
+        real_folder = Path(self._realpath(folder))
         if real_folder != self.root and self.root not in real_folder.parents:
             folder = self.root  # a symlinked subfolder pointing elsewhere: write at the top instead
         return folder, name, output_extension(job.path, e.format)
 
     def _named_as_outputs(self, jobs: Sequence[Job]) -> dict[str, str]:
+        """The photos named as the output of another photo written beside itself, by real path: that photo's name."""
         beside: dict[tuple[str, str], list[str]] = {}  # (folder, output name) -> photos written beside themselves
         for job in jobs:
-            out_folder, out_name, ext = self._where(job)
-            real = os.path.realpath(out_folder)
-            if real == os.path.realpath(job.path.parent):
+            out_folder, out_name, ext = self._where_of[job.index]
+            real = self._realpath(out_folder)
+            if real == self._realpath(job.path.parent):
                 beside.setdefault((real, (out_name + ext).casefold()), []).append(os.path.realpath(job.path))
         copies: dict[str, str] = {}
         if not beside:
             return copies
         for job in jobs:
-            key, here, stem = os.path.realpath(job.path), os.path.realpath(job.path.parent), job.path.stem
+            key, here, stem = os.path.realpath(job.path), self._realpath(job.path.parent), job.path.stem
             numbered = _COPY_NUMBER.fullmatch(stem)
             for name in (stem, numbered.group(1)) if numbered else (stem,):
                 others = [p for p in beside.get((here, (name + job.path.suffix).casefold()), ()) if p != key]
@@ -85,12 +94,12 @@ class OutputPlanner:
         return copies
 
     def _is_copy(self, key: str) -> bool:
-        """``key`` is named as another photo's output beside it, and is in colour (read small, once)."""
+        """``key`` is named as another photo's output beside it and carries this app's mark (its header read once)."""
         if key not in self._copy_of:
             return False
-        if key not in self._in_colour:
-            self._in_colour[key] = file_has_colour(Path(key))
-        return self._in_colour[key]
+        if key not in self._made_here:
+            self._made_here[key] = made_here(Path(key))
+        return self._made_here[key]
 
     def _is_input(self, key: str) -> bool:
         return key in self.inputs and not self._is_copy(key)
@@ -100,18 +109,18 @@ class OutputPlanner:
         for a photo that is an earlier run's output.
         """
         e = self.export
-        real = Path(os.path.realpath(job.path))
-        if self.root in real.parents and Path(os.path.realpath(job.root)) in self.root.parents:
-            return job.path, IN_OUTPUT_FOLDER  # queued from a folder that holds the output folder
-        if self._is_copy(str(real)):
-            return job.path, f"a colour version of '{self._copy_of[str(real)]}' beside it: an earlier run's output"
-        folder, name, ext = self._where(job)
+        real = os.path.realpath(job.path)
+        if self._is_copy(real):
+            return job.path, f"a colour version of '{self._copy_of[real]}' beside it: an earlier run's output"
+        folder, name, ext = self._where_of.get(job.index) or self._where(job)
         own_output = self._own_output(job, folder, name, ext)
         if own_output is not None and own_output.stem != name:  # its "(n)" name of before: still a new name
             self.renamed.add(job.index)
         out = own_output or folder / (name + ext)
         key = os.path.realpath(out)
-        clash = self._is_input(key) or key in self.taken or self._own_names.get(key, job.index) != job.index
+        owner, owner_path = self._own_names.get(key, (job.index, ""))
+        clash = (self._is_input(key) or key in self.taken
+                 or owner != job.index and not self._is_copy(owner_path))  # an earlier output owns nothing
         own = job.replaces is not None and os.path.realpath(job.replaces) == key
         if (out.exists() and not own) or clash:
             if e.if_exists == "skip" and not clash:

@@ -16,10 +16,9 @@ from .report import PhotoReport, print_problems
 from .usage import UsageError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
     from ..hints import Hint, HintsFile
-    from ..options import BatchSummary, ColorizeSettings, ExportOptions, Job, PhotoResult
+    from ..options import BatchSummary, ColorizeSettings, ExportOptions, Job
 
 log = logging.getLogger(__package__)  # records under the command line's one name, engine.cli
 
@@ -120,31 +119,31 @@ def _notes(report: PhotoReport, summary: BatchSummary, settings: ColorizeSetting
     """What the person may want to know after the run: outputs under a new name, photos in colour, the model advice."""
     from ..options import ALREADY_IN_COLOUR, Status
 
-    if summary.renamed:
+    done = [r for r in summary.results if r.status == Status.DONE]
+    renamed = [r for r in done if r.renamed and r.output is not None]
+    if renamed:
         why = ("a file, an input or another photo of the run had the photo's own name; where it was an earlier "
                "output, --overwrite replaces it and --skip-existing skips the photo"
                if export.if_exists == "new_name" else "an input or another photo of the run had the photo's own name")
-        renamed = [r for r in summary.results if r.renamed and r.status == Status.DONE and r.output is not None]
-        some = ", ".join(f"{printable(r.source.name)} as '{printable(r.output.name)}'" for r in renamed[:5]
-                         if r.output is not None) + (", …" if len(renamed) > 5 else "")
-        print(f"note: {counted(summary.renamed, 'output')} went under a new name ({some}): {why}")
-    if summary.in_colour:
-        print(f"note: {_some_named(summary, lambda r: r.in_colour)} in colour: colorized from their lightness, their "
-              "own colours not kept; --colour-inputs skip leaves such photos out")
-    skipped = _some_named(summary, lambda r: r.status == Status.SKIPPED and r.message == ALREADY_IN_COLOUR)
-    if skipped:
-        print(f"note: {skipped} in colour: skipped (--colour-inputs skip)")
+        named = _first_few([f"{r.source.name} as '{r.output.name}'" for r in renamed if r.output is not None])
+        print(f"note: {counted(len(renamed), 'output')} went under a new name ({named}): {why}")
+    if in_colour := [r.source.name for r in done if r.in_colour]:
+        print(f"note: {_were(in_colour)} in colour: colorized from {'its' if len(in_colour) == 1 else 'their'} "
+              "lightness, the photo's own colours not kept; --colour-inputs skip leaves such photos out")
+    if skipped := [r.source.name for r in summary.results
+                   if r.status == Status.SKIPPED and r.message == ALREADY_IN_COLOUR]:
+        print(f"note: {_were(skipped)} in colour: skipped (--colour-inputs skip)")
     if advice := report.advice(summary, settings.weights):
         print(f"note: {advice}")
 
 
-def _some_named(summary: BatchSummary, which: Callable[[PhotoResult], bool], most: int = 5) -> str:
-    """'2 photos (a.jpg, b.jpg) were': how many results ``which`` picks, and the first few by name ('' if none)."""
-    picked = [r.source.name for r in summary.results if which(r)]
-    if not picked:
-        return ""
-    names = ", ".join(printable(n) for n in picked[:most]) + (", …" if len(picked) > most else "")
-    return f"{counted(len(picked), 'photo')} ({names}) {'was' if len(picked) == 1 else 'were'}"
+def _first_few(names: list[str], most: int = 5) -> str:
+    return ", ".join(printable(n) for n in names[:most]) + (", …" if len(names) > most else "")
+
+
+def _were(names: list[str]) -> str:
+    """'2 photos (a.jpg, b.jpg) were', '1 photo (a.jpg) was'."""
+    return f"{counted(len(names), 'photo')} ({_first_few(names)}) {'was' if len(names) == 1 else 'were'}"
 
 
 def _say_taken(export: ExportOptions, jobs: list[Job]) -> None:

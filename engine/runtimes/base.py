@@ -29,6 +29,12 @@ class Runtime(Protocol):
         """Give back what is kept between calls (after running out of memory)."""
         ...
 
+    def release_buffers(self) -> None:
+        """Between batches: give back the buffers reused from call to call, not what is slow to make again (records,
+        compiled models, CUDA graphs).
+        """
+        ...
+
 
 def check_input(L: np.ndarray, hints: np.ndarray | None = None, hint_channels: int | None = None) -> None:
     """Raise ValueError unless L (and the hint map, for a model with ``hint_channels``) can be run."""

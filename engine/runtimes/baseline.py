@@ -30,3 +30,6 @@ class BaselineRuntime:
 
     def release_memory(self) -> None:
         """Nothing is kept between calls: fresh tensors every time."""
+
+    def release_buffers(self) -> None:
+        """Nothing to give back: fresh tensors every time."""

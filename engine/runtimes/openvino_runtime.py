@@ -183,6 +183,11 @@ class OpenVINORuntime:
         if self._hinted is not None:
             self._hinted.release_memory()
 
+    def release_buffers(self) -> None:
+        """The compiled models are what is kept, and slow to make again: nothing to give back between batches."""
+        if self._hinted is not None:
+            self._hinted.release_buffers()
+
     def run(self, L: np.ndarray, hints: np.ndarray | None = None) -> np.ndarray:
         check_input(L, hints, self.hint_channels)
         if hints is not None:

@@ -62,6 +62,10 @@ class OptimizedRuntime:
             self.replays.clear()
         self.net.release_packed()
 
+    def release_buffers(self) -> None:
+        """The pooled buffers (up to ``BufferPool.max_bytes``); the records, graphs and packed weights stay."""
+        self.pool.clear()
+
     def run(self, L: np.ndarray, hints: np.ndarray | None = None) -> np.ndarray:
         check_input(L, hints, self.net.hint_channels)
         n, _, h, w = L.shape

@@ -97,7 +97,7 @@ class QueuePresenter(QObject):
             return
         rows = self.table.selected_rows()
         removed = self.history.remove(rows)
-        if rows and self.queue.rowCount():  # the row after them takes their place, as in a file manager
+        if removed and self.queue.rowCount():  # the row after them takes their place, as in a file manager
             self.table.selectRow(min(min(rows), self.queue.rowCount() - 1))
         self.say(f"Removed {counted(removed, 'photo')} from the queue (undo with {self.shortcut('undo')})")
 

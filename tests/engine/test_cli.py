@@ -363,13 +363,13 @@ def test_photos_in_colour_are_named_whether_colorized_from_their_lightness_or_sk
             "--size", "64"]
     assert engine_cli.main(args) == 0
     out = capsys.readouterr().out
-    assert ("note: 1 photo (holiday.png) was in colour: colorized from their lightness, their own colours not kept; "
-            "--colour-inputs skip leaves such photos out") in out
+    assert ("note: 1 photo (holiday.png) was in colour: colorized from its lightness, the photo's own colours not "
+            "kept; --colour-inputs skip leaves such photos out") in out
     assert "toned.png" not in out  # a toned print is monochrome: colorized, and nothing to say
     assert engine_cli.main([*args, "--colour-inputs", "skip", "--overwrite"]) == 0
     out = capsys.readouterr().out
     assert "note: 1 photo (holiday.png) was in colour: skipped (--colour-inputs skip)" in out
-    assert "colorized from their lightness" not in out
+    assert "colorized from its lightness" not in out
 
 
 def test_a_photo_keeps_its_own_name_before_another_whose_format_changes_to_it_and_the_note_names_the_renamed(

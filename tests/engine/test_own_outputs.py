@@ -10,7 +10,8 @@ from helpers import colour_photo, random_model, write_grey
 
 from engine import cli as engine_cli
 from engine.batch.inputs import collect_inputs, output_folder_inside
-from engine.batch.planning import EXISTS, IN_OUTPUT_FOLDER, OutputPlanner
+from engine.batch.planning import EXISTS, OutputPlanner
+from engine.imageio import encode, made_here
 from engine.options import ExportOptions
 from engine.weights import save_weights
 
@@ -63,58 +64,88 @@ def test_colorize_run_twice_into_a_folder_inside_its_input_colours_the_same_phot
     assert f"note: the output folder {tmp_path / 'in' / 'out'} is inside {tmp_path / 'in'}" in err
 
 
-def test_a_photo_queued_before_the_output_folder_moved_inside_its_folder_is_skipped_not_colorized_again(tmp_path):
-    photo = write_grey(tmp_path / "in" / "a.png", 20, 30)
-    earlier = write_colour(tmp_path / "in" / "colour" / "in" / "a.png")
-    jobs, _ = collect_inputs([tmp_path / "in"], keep_folder_names=True)  # as the window queued it, before
-    planner = OutputPlanner(ExportOptions(tmp_path / "in" / "colour"), jobs)
-    plans = {j.path: planner.plan(j) for j in jobs}
-    assert plans[earlier] == (earlier, IN_OUTPUT_FOLDER)
-    assert plans[photo] == (tmp_path / "in" / "colour" / "in" / "a (1).png", "")  # the usual copy beside it
+def test_an_output_folder_that_is_the_folder_given_is_written_into_not_taken_for_outputs(tmp_path):
+    """The window keeps a folder's name (its root is the folder's parent): Export set to the folder itself writes
+    into "scans/scans/", as before; nothing there is an earlier output.
+    """
+    scans = tmp_path / "scans"
+    write_grey(scans / "a.png", 20, 30)
+    jobs, _ = collect_inputs([scans], keep_folder_names=True)
+    planner = OutputPlanner(ExportOptions(scans), jobs)
+    assert [planner.plan(j) for j in jobs] == [(scans / "scans" / "a.png", "")]
+
+
+def write_output(path: Path, seed: int = 0) -> Path:
+    """As a run writes its outputs: with the app's mark."""
+    encode(path, cv2.cvtColor(colour_photo(40, 50, seed), cv2.COLOR_BGR2RGB))
+    return path
 
 
 @pytest.mark.parametrize("pattern", ["{stem}", "{stem}_colour"])
-def test_colour_versions_an_earlier_run_wrote_beside_the_photos_are_left_out_and_taken_as_their_outputs(
-        tmp_path, pattern):
+@pytest.mark.parametrize("ext", [".png", ".jpg"])
+def test_outputs_an_earlier_run_wrote_beside_the_photos_are_left_out_and_taken_as_their_outputs(
+        tmp_path, pattern, ext):
     folder = tmp_path / "scans"
-    x = write_grey(folder / "x.png", 20, 30)
+    x = write_grey(folder / f"x{ext}", 20, 30)
     own = "x (1)" if pattern == "{stem}" else "x_colour"
-    copy = write_colour(folder / f"{own}.png")
-    copy_of_copy = write_colour(folder / f"{own} (1).png" if pattern == "{stem}" else folder / "x_colour_colour.png")
+    copy = write_output(folder / f"{own}{ext}")
+    copy_of_copy = write_output(folder / (f"{own} (1){ext}" if pattern == "{stem}" else f"x_colour_colour{ext}"))
+    assert made_here(copy) and not made_here(x)
     jobs, _ = collect_inputs([folder])
     for if_exists in ("overwrite", "skip", "new_name"):
         planner = OutputPlanner(ExportOptions(folder, name_pattern=pattern, if_exists=if_exists), jobs)
         plans = {j.path: planner.plan(j) for j in jobs}
-        why = "a colour version of 'x.png' beside it: an earlier run's output"
-        assert plans[copy] == (copy, why)
+        assert plans[copy] == (copy, f"a colour version of 'x{ext}' beside it: an earlier run's output")
         assert plans[copy_of_copy][1].startswith("a colour version of")
         if if_exists == "overwrite":
-            assert plans[x] == (copy, "")  # replaces its earlier colour version
+            assert plans[x] == (copy, "")  # replaces its earlier output
         elif if_exists == "skip":
             assert plans[x] == (copy, EXISTS)  # resumes: its output is there
         else:
             assert plans[x][1] == "" and not plans[x][0].exists()  # a new copy, never over the earlier one
-    assert x.read_bytes() and copy.exists()
 
 
-def test_a_grey_photo_named_like_a_copy_is_still_a_photo_and_never_replaced(tmp_path):
-    """'x (1).png' beside 'x.png' in a folder written into itself: grey, so a photo of its own, not an output."""
+def test_a_photo_named_like_a_copy_without_the_mark_is_a_photo_and_never_written_over(tmp_path):
+    """'y (1).jpg' beside 'y.jpg', in colour (a browser's second download), in a folder written into itself."""
+    folder = tmp_path / "downloads"
+    y = write_grey(folder / "y.jpg", 20, 30, 0)
+    twin = folder / "y (1).jpg"
+    assert cv2.imwrite(str(twin), colour_photo(40, 50, 1))
+    before = twin.read_bytes()
+    jobs, _ = collect_inputs([folder])
+    for if_exists in ("overwrite", "skip", "new_name"):
+        planner = OutputPlanner(ExportOptions(folder, if_exists=if_exists), jobs)
+        plans = {j.path: planner.plan(j) for j in jobs}
+        assert plans[twin] == (folder / "y (1) (1).jpg", "")  # colorized as a photo of its own
+        assert plans[y] == (folder / "y (2).jpg", "")  # neither input is written over or skipped for
+    assert twin.read_bytes() == before
+
+
+def test_an_earlier_output_owns_no_name_a_photo_whose_format_changes_to_it_would_take(tmp_path):
+    """p.gif is written as PNG; an earlier run's p.png beside it is its output, to replace, not a photo's own name."""
+    from PIL import Image
+
     folder = tmp_path / "scans"
-    x = write_grey(folder / "x.png", 20, 30, 0)
-    twin = write_grey(folder / "x (1).png", 20, 30, 1)
+    folder.mkdir()
+    Image.fromarray(cv2.imread(str(write_grey(tmp_path / "g.png", 30, 20, 2)), cv2.IMREAD_GRAYSCALE)).save(
+        folder / "p.gif")
+    earlier = write_output(folder / "p.png")
     jobs, _ = collect_inputs([folder])
     planner = OutputPlanner(ExportOptions(folder, if_exists="overwrite"), jobs)
-    plans = {j.path: planner.plan(j) for j in jobs}
-    assert plans[twin] == (folder / "x (1) (1).png", "")
-    assert plans[x] == (folder / "x (2).png", "")  # neither input is written over
+    plans = {j.path.name: planner.plan(j) for j in jobs}
+    assert plans == {"p.gif": (earlier, ""), "p.png": (earlier, "a colour version of 'p.gif' beside it: an earlier "
+                                                                "run's output")}
 
 
-def test_genuine_colour_photos_of_one_name_in_two_formats_are_not_taken_for_each_others_outputs(tmp_path):
-    folder = tmp_path / "colour"
-    jpg = folder / "x.jpg"
-    folder.mkdir()
-    assert cv2.imwrite(str(jpg), colour_photo(40, 50, 1))
-    png = write_colour(folder / "x.png", 2)
-    jobs, _ = collect_inputs([folder])
-    planner = OutputPlanner(ExportOptions(folder), jobs)  # the format kept: x.jpg -> x.jpg, x.png -> x.png
-    assert all(planner.plan(j)[1] == "" for j in jobs) and png.exists()
+def test_colorize_run_again_into_the_photos_own_folder_replaces_or_skips_its_outputs(tmp_path, capsys):
+    weights = tmp_path / "model.pt"
+    save_weights(random_model(), weights)
+    for i in range(2):
+        write_grey(tmp_path / "scans" / f"p{i}.jpg", 40, 50, i)
+    args = ["colorize", str(tmp_path / "scans"), "--output", str(tmp_path / "scans"), "--weights", str(weights),
+            "--size", "64"]
+    for extra in ([], ["--overwrite"], ["--skip-existing"], ["--overwrite"]):
+        assert engine_cli.main([*args, *extra]) == 0
+    assert sorted(p.name for p in (tmp_path / "scans").iterdir()) == ["p0 (1).jpg", "p0.jpg", "p1 (1).jpg", "p1.jpg"]
+    out = capsys.readouterr().out
+    assert "2 skipped" in out  # --skip-existing: each photo's output was there (and each output left out)

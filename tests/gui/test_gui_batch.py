@@ -337,8 +337,6 @@ def test_an_output_folder_that_cannot_be_written_stops_at_once_and_its_rows_say_
     import errno
     import os
 
-    import engine.batch.pipeline as pipeline_module
-
     def read_only(*a, **kw):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
