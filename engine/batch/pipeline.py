@@ -43,7 +43,7 @@ from ..colorizer import Colorizer, Inference, Prepared, ab_rows, ab_source, pack
 from ..hints import Hint
 from ..imageio import MAX_PIXELS
 from ..messages import one_line, short_reason
-from ..options import IN_COLOUR, BatchSummary, ExportOptions, Job, PhotoResult, Preview, Status
+from ..options import BatchSummary, ExportOptions, Job, PhotoResult, Preview, Status
 from ..partials import PARTIAL_MARK, clean_partials
 from .decode_ahead import DecodeAhead, Decoded, decode_photo
 from .diffs import DiffHistogram
@@ -395,9 +395,8 @@ class BatchPipeline:
                 continue
             source = ab_source(inf.ab, inf.item)
             res = _result_of(d)
-            res.in_colour = d.image is not None and d.image.is_colour
-            note = "; ".join(n for n in (d.image.note if d.image is not None else "", inf.note,
-                                         IN_COLOUR if res.in_colour else "") if n)
+            res.in_colour = d.image is not None and d.image.is_colour  # said once at the end, not in each message
+            note = "; ".join(n for n in (d.image.note if d.image is not None else "", inf.note) if n)
             res.message, res.output, res.renamed = note, d.out, d.job.index in self._planner.renamed
             res.infer_ms, res.compare_infer_ms = 1000 * infer_s / len(batch), compare_ms
             if photo_diffs is not None:

@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from engine.options import PhotoResult, Status
+from engine.options import IN_COLOUR, PhotoResult, Status
 from gui.model.request import QueuedPhoto
 from gui.model.run_keys import RunKey
 
@@ -316,8 +316,8 @@ class QueueModel(QAbstractTableModel):
         else:
             row.status, row.message, row.output, row.existing = (result.status, result.message, result.output,
                                                                  result.existing)
-            if result.renamed and result.output is not None:  # its own name was taken: where to look for it
-                row.message = "; ".join(m for m in (row.message, f"written as '{result.output.name}'") if m)
+            renamed = f"written as '{result.output.name}'" if result.renamed and result.output is not None else ""
+            row.message = "; ".join(m for m in (row.message, renamed, IN_COLOUR if result.in_colour else "") if m)
             row.width, row.height = result.width or row.width, result.height or row.height
             if result.status == Status.DONE:
                 row.decode_ms, row.infer_ms, row.encode_ms = result.decode_ms, result.infer_ms, result.encode_ms

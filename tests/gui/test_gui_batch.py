@@ -372,3 +372,18 @@ def test_between_batches_the_kept_engine_gives_back_its_buffers_and_the_next_bat
     kept = list(backend.factory._cache.values())
     assert held and all(h > 0 for h in held)  # the pool was in use...
     assert kept and all(c.runtime.pool.held_bytes == 0 for c in kept)  # ...and is empty between batches
+
+
+def test_a_photo_in_colour_says_on_its_row_that_its_own_colours_are_not_kept(qtbot, make_window, backend, tmp_path):
+    import cv2
+    from helpers import colour_photo, write_grey
+
+    from engine.options import IN_COLOUR
+
+    window = make_window(backend)
+    (tmp_path / "box").mkdir()
+    assert cv2.imwrite(str(tmp_path / "box" / "holiday.png"), colour_photo(40, 50, 3))
+    write_grey(tmp_path / "box" / "scan.png", 40, 50, 1)
+    window.queue_presenter.add_paths([tmp_path / "box"])
+    assert _run(qtbot, window).done == 2
+    assert {r.path.name: r.message for r in window.queue.rows()} == {"holiday.png": IN_COLOUR, "scan.png": ""}

@@ -23,7 +23,7 @@ from ...colorizer import Colorizer, Prepared, ab_source
 from ...hints import Hint
 from ...imageio import DecodedImage, ImageError
 from ...messages import short_reason
-from ...options import IN_COLOUR, ColorizeSettings, ExportOptions, Job, Status
+from ...options import ColorizeSettings, ExportOptions, Job, Status
 from ..decode_ahead import Decoded, decode_photo
 from ..ordered_writes import write_photo
 from .storage import fetch, put
@@ -97,7 +97,6 @@ def _decode_work(w: Work, ctx: StageContext) -> None:
         w.image, w.small = d.image, d.prepared.small  # the full-size L is made again by the writer, not shipped
         w.looks_old = d.looks_old
         w.in_colour = d.image.is_colour
-        w.message = "; ".join(n for n in (w.message, IN_COLOUR if w.in_colour else "") if n)
     w.decode_ms = 1000 * (time.perf_counter() - t)
 
 
