@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from engine.options import BatchSummary, PhotoResult, Status
@@ -29,6 +30,7 @@ def _plot(left: str, bottom: str | None = None) -> pg.PlotWidget:
     if bottom:
         plot.setLabel("bottom", bottom)
     plot.setMinimumHeight(80)
+    plot.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # shows, takes no input: Tab would stop on it with nothing to see
     return plot
 
 

@@ -44,6 +44,7 @@ def scrolled(widget: QWidget) -> QScrollArea:
         widget.setTitle("")
         widget.setFlat(True)
     area = QScrollArea()
+    area.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes to the panel's fields, not to the area around them
     area.setWidget(widget)
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)

@@ -86,6 +86,7 @@ class ZoomView(QGraphicsView):
         self.setBackgroundBrush(QColor(40, 40, 40))
         self.setAcceptDrops(False)  # dropped files go to the window's queue, not into the scene
         self.viewport().setAcceptDrops(False)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # a click lets the arrows pan; Tab goes on to the controls
 
     def zoom_by(self, factor: float) -> None:
         current = self.transform().m11()

@@ -191,6 +191,28 @@ def test_tab_leaves_the_queue_table_and_the_view_controls_take_focus(qtbot, make
         assert w.focusPolicy() & Qt.FocusPolicy.TabFocus and w.focusPolicy() & Qt.FocusPolicy.ClickFocus, w
 
 
+def test_tab_stops_only_where_focus_shows_and_reaches_the_export_fields_soon(qtbot, make_window, backend,
+                                                                             grey_photos):
+    """Charts, the photo views and the panels' scroll areas take no Tab stop: a person cannot see focus there."""
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QGraphicsView, QScrollArea
+
+    window = make_window(backend)
+    window.queue_presenter.add_paths(grey_photos(2))
+    window.docks["export-dock"].raise_()
+    window.activateWindow()
+    window.table.setFocus()
+    qtbot.waitUntil(window.table.hasFocus)
+    stops = []
+    for _ in range(40):
+        window.focusNextChild()
+        stops.append(QApplication.focusWidget())
+        if stops[-1] is window.export_panel.folder:
+            break
+    assert window.export_panel.folder in stops and len(stops) <= 14, [type(w).__name__ for w in stops]
+    assert not [w for w in stops if isinstance(w, pg.PlotWidget | QGraphicsView | QScrollArea)]
+
+
 def test_strength_has_shortcuts_named_in_its_tooltip_and_in_help(make_window, backend):
     window = make_window(backend)
     stronger, weaker = window.actions_by_name["stronger"], window.actions_by_name["weaker"]
