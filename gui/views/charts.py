@@ -177,7 +177,7 @@ class TimingChart(QWidget):
             self.baseline_curve.setData([], [])
         if compared != self.baseline_curve.isVisible():
             if compared:
-                self.legend.addItem(self.baseline_curve, "baseline model")
+                self.legend.addItem(self.baseline_curve, "baseline")
             else:
                 self.legend.removeItem(self.baseline_curve)
         self.baseline_curve.setVisible(compared)
