@@ -93,9 +93,13 @@ def made_here(path: Path) -> bool:
     try:
         with warnings.catch_warnings(), open(path, "rb") as fh, Image.open(fh) as im:
             warnings.simplefilter("ignore")
-            return im.info.get("comment") == MARK.encode() or im.info.get("Software") == MARK
+            return _marked(im)
     except (OSError, ValueError, UnidentifiedImageError, Image.DecompressionBombError):
         return False
+
+
+def _marked(im: Image.Image) -> bool:
+    return im.info.get("comment") == MARK.encode() or im.info.get("Software") == MARK
 
 
 def _sixteen_bit_rgb(path: Path) -> np.ndarray | None:
@@ -201,11 +205,16 @@ def _raised_by_decoder(err: BaseException) -> bool:
     return tb.tb_frame.f_code.co_filename.startswith(_DECODER_DIRS)
 
 
-def decode(path: Path, max_pixels: int = MAX_PIXELS) -> DecodedImage:
+class MadeHere(ImageError):
+    """The file is an output of this app (it carries ``MARK``): a colour version of a photo, not a photo to colour."""
+
+
+def decode(path: Path, max_pixels: int = MAX_PIXELS, refuse_outputs: bool = False) -> DecodedImage:
     """Read one photo, upright. A damaged or unreadable file is an ``ImageError`` with a one-line reason.
 
     The header's dimensions are checked against ``max_pixels`` before any pixel is allocated.
     16-bit PNG and TIFF stay 16-bit; the EXIF orientation is applied to the array at either depth.
+    ``refuse_outputs``: an output of this app is a ``MadeHere``, told from its header before its pixels are read.
     """
     path = Path(path)
     try:
@@ -226,6 +235,9 @@ def decode(path: Path, max_pixels: int = MAX_PIXELS) -> DecodedImage:
                 if w * h > max_pixels:
                     raise ImageError(f"image too large: {w}x{h} ({w * h / 1e6:.0f} MP, "
                                      f"limit {max_pixels / 1e6:.0f} MP)")
+                if refuse_outputs and _marked(im):
+                    raise MadeHere("a colour version this app wrote (it carries the app's mark): left out; "
+                                   "colorize the photo it was made from")
                 fmt = im.format or "?"
                 frames = int(getattr(im, "n_frames", 1) or 1)
                 note = (f"{'animated GIF' if fmt == 'GIF' else f'multi-page {fmt}'}: colorized its first "

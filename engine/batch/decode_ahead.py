@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 
 from ..colorizer import Prepared, prepare
-from ..imageio import MAX_PIXELS, DecodedImage, ImageError, decode
+from ..imageio import MAX_PIXELS, DecodedImage, ImageError, MadeHere, decode
 from ..messages import short_reason
 from ..options import ALREADY_IN_COLOUR, Job
 from ..print_look import looks_due, looks_like_old_print
@@ -52,13 +52,15 @@ def decode_photo(job: Job, out: Path | None, skip: str, *, size: int, skip_colou
         return d
     t = time.perf_counter()
     try:
-        d.image = decode(job.path, max_pixels)
+        d.image = decode(job.path, max_pixels, refuse_outputs=True)
         if d.image.is_colour and skip_colour:
             d.skip = ALREADY_IN_COLOUR
         else:
             d.prepared = prepare(d.image.pixels, size)
             if measure_look and looks_due(job.index):
                 d.looks_old = not d.image.is_colour and looks_like_old_print(d.image.pixels, d.prepared.L)
+    except MadeHere as err:  # found among the photos: not a failure, nothing to colour
+        d.skip = str(err)
     except ImageError as err:
         d.error = str(err)
     except MemoryError:

@@ -24,8 +24,9 @@ def _walked(name: str) -> bool:
 def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = None,
                    beside: Iterable[tuple[Path, Path]] = (),
                    leave_out: Path | None = None) -> tuple[list[Job], list[str]]:
-    """Files as given, folders walked recursively (symlink loops broken; hidden and system folders and files, and the
-    folder ``leave_out``, the output folder, where it lies inside one given, not looked into), duplicates dropped.
+    """Files as given, folders walked recursively (symlink loops broken; hidden and system folders and files, the
+    output folder ``leave_out`` and the folders the given ones write into in it, where inside one given, not looked
+    into), duplicates dropped.
 
     Each job's root is the folder it was found in (its output mirrors the path below it); with
     ``keep_folder_names`` (by default: when several paths are given) it is that folder's parent, so the folder's
@@ -43,7 +44,10 @@ def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = No
     jobs: list[Job] = []
     problems: list[str] = []
     seen: set[str] = set()
-    skip_folder = _identity(leave_out) if leave_out is not None else None  # (device, inode): case and links aside
+    # The output folder, and where each folder's outputs go in it ("scans/scans" where the output folder is the
+    # folder itself and it keeps its name), by (device, inode): case and links aside. Never a folder given itself.
+    skip = {_identity(f) for f in [leave_out, *(leave_out / Path(p).relative_to(r) for p, r in roots.items())]} \
+        if leave_out is not None else set()
 
     def add(path: Path, root: Path) -> None:
         key = os.path.realpath(path)
@@ -68,7 +72,7 @@ def collect_inputs(paths: Iterable[Path], *, keep_folder_names: bool | None = No
                     dirs[:] = []
                     continue
                 if (st.st_dev, st.st_ino) in visited or (  # a symlink back to a folder already walked
-                        (st.st_dev, st.st_ino) == skip_folder and folder != str(p)):  # the output folder inside
+                        (st.st_dev, st.st_ino) in skip and folder != str(p)):  # the outputs, inside it
                     dirs[:] = []
                     continue
                 visited.add((st.st_dev, st.st_ino))
@@ -94,16 +98,18 @@ def _identity(folder: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def output_folder_inside(paths: Iterable[Path], output_dir: Path) -> Path | None:
-    """The folder given that holds the output folder below it (its photos are left out of a walk), if one does and
-    the output folder is there to leave out.
+def output_folder_inside(paths: Iterable[Path], output_dir: Path, keep_folder_names: bool = False) -> Path | None:
+    """The folder given that holds the output folder, or (``keep_folder_names``) the folder of its own name in the
+    output folder, below it: its photos are left out of a walk. None where there is none, or nothing there yet.
     """
-    out = Path(os.path.realpath(output_dir))
-    if not out.is_dir():
-        return None
     for p in paths:
-        if p.is_dir() and Path(os.path.realpath(p)) in out.parents:
-            return Path(p)
+        if not p.is_dir():
+            continue
+        real = Path(os.path.realpath(p))
+        for out in (output_dir, output_dir / real.name) if keep_folder_names else (output_dir,):
+            out = Path(os.path.realpath(out))
+            if out.is_dir() and real in out.parents:
+                return Path(p)
     return None
 
 

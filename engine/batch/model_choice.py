@@ -75,7 +75,7 @@ def look_of_batch(paths: Sequence[Path], sample: int = SAMPLE,
         if stop is not None and stop():
             break
         try:
-            image = decode(path)
+            image = decode(path, refuse_outputs=True)  # an output beside the photos is not their look
         except (ImageError, OSError, MemoryError):
             continue
         looked += 1

@@ -237,10 +237,10 @@ def _colorize_on_ray(inputs: list[Path], settings: ColorizeSettings, export: Exp
 def _note_output_inside(inputs: list[Path], output: Path) -> None:
     from ..batch.inputs import output_folder_inside
 
-    holder = output_folder_inside(inputs, output)
+    holder = output_folder_inside(inputs, output, keep_folder_names=len(inputs) > 1)
     if holder is not None:
-        print(f"note: the output folder {printable(str(output))} is inside {printable(str(holder))}: the photos in it "
-              "are left out (they are colour versions)", file=sys.stderr)
+        print(f"note: the outputs in {printable(str(output))}, inside {printable(str(holder))}, are left out of the "
+              "photos (they are colour versions of them)", file=sys.stderr)
 
 
 def _matched_hints(hints_file: HintsFile, jobs: list[Job]) -> dict[int, tuple[Hint, ...]]:

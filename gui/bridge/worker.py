@@ -415,7 +415,7 @@ class Backend:
         return collect(paths, beside, leave_out)
 
     def output_folder_inside(self, paths: Iterable[Path], output_dir: Path) -> Path | None:
-        return output_folder_inside(paths, output_dir)
+        return output_folder_inside(paths, output_dir, keep_folder_names=True)  # the window keeps folders' names
 
     def copies_to_ask_about(self, photos: Sequence[QueuedPhoto], export: ExportOptions,
                             stop: Callable[[], bool] = lambda: False) -> int:

@@ -54,7 +54,7 @@ class QueuePresenter(QObject):
             text += f" ({duplicates} already in the queue)"
         holder = self.backend.output_folder_inside(paths, out) if out is not None else None
         if holder is not None:
-            text += f"; the output folder inside '{holder.name}' was left out (its photos are colour versions)"
+            text += f"; the outputs inside '{holder.name}' were left out (colour versions of its photos)"
         if not items and not problems:
             text = "No photos there: Colorizer reads " + ", ".join(sorted(e.lstrip(".") for e in IMAGE_EXTENSIONS))
         if problems:

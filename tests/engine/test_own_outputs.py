@@ -61,7 +61,7 @@ def test_colorize_run_twice_into_a_folder_inside_its_input_colours_the_same_phot
     out, err = capsys.readouterr()
     assert [line.split(" in ")[0] for line in out.splitlines() if " photos/s" in line] == ["3 photos"] * 2
     assert sorted(p.name for p in (tmp_path / "in" / "out").iterdir()) == ["p0.png", "p1.png", "p2.png"]
-    assert f"note: the output folder {tmp_path / 'in' / 'out'} is inside {tmp_path / 'in'}" in err
+    assert f"note: the outputs in {tmp_path / 'in' / 'out'}, inside {tmp_path / 'in'}, are left out" in err
 
 
 def test_an_output_folder_that_is_the_folder_given_is_written_into_not_taken_for_outputs(tmp_path):
@@ -77,6 +77,7 @@ def test_an_output_folder_that_is_the_folder_given_is_written_into_not_taken_for
 
 def write_output(path: Path, seed: int = 0) -> Path:
     """As a run writes its outputs: with the app's mark."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     encode(path, cv2.cvtColor(colour_photo(40, 50, seed), cv2.COLOR_BGR2RGB))
     return path
 
@@ -149,3 +150,35 @@ def test_colorize_run_again_into_the_photos_own_folder_replaces_or_skips_its_out
     assert sorted(p.name for p in (tmp_path / "scans").iterdir()) == ["p0 (1).jpg", "p0.jpg", "p1 (1).jpg", "p1.jpg"]
     out = capsys.readouterr().out
     assert "2 skipped" in out  # --skip-existing: each photo's output was there (and each output left out)
+
+
+def test_folders_given_together_with_the_output_folder_one_of_them_skip_the_outputs_of_both(tmp_path, capsys):
+    weights = tmp_path / "model.pt"
+    save_weights(random_model(), weights)
+    for folder in ("a", "b"):
+        write_grey(tmp_path / folder / "p.png", 40, 50)
+    args = ["colorize", str(tmp_path / "a"), str(tmp_path / "b"), "--output", str(tmp_path / "a"), "--weights",
+            str(weights), "--size", "64", "--overwrite"]
+    for _ in range(2):
+        assert engine_cli.main(args) == 0
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.png") if p.name != "model.pt")
+    assert written == ["a/a/p.png", "a/b/p.png", "a/p.png", "b/p.png"]  # no a/a/a, a/a/b: nothing walked twice
+    out = capsys.readouterr().out
+    assert [line.split(" in ")[0] for line in out.splitlines() if " photos/s" in line] == ["2 photos"] * 2
+
+
+def test_an_output_of_this_app_among_the_photos_is_skipped_unread_whatever_its_name(tmp_path):
+    """After the output folder moved elsewhere, an earlier run's outputs are still not photos to colour."""
+    from engine.batch.pipeline import BatchPipeline
+    from engine.colorizer import Colorizer
+    from engine.options import ColorizeSettings
+
+    photo = write_grey(tmp_path / "box" / "scan.png", 40, 50)
+    earlier = write_output(tmp_path / "box" / "old-output" / "renamed by hand.jpg")
+    jobs, _ = collect_inputs([tmp_path / "box"])
+    colorizer = Colorizer.create(ColorizeSettings(device="cpu", size=64, batch_size=2), model=random_model())
+    summary = BatchPipeline(colorizer, ExportOptions(tmp_path / "elsewhere")).run(jobs)
+    by_path = {r.source: r for r in summary.results}
+    assert by_path[photo].status == "done"
+    assert by_path[earlier].status == "skipped" and by_path[earlier].message.startswith(
+        "a colour version this app wrote (it carries the app's mark)")

@@ -186,7 +186,7 @@ def test_a_folder_holding_the_output_folder_queues_its_photos_not_the_outputs_of
     window.queue_presenter.clear_queue()
     window.queue_presenter.add_paths([scans])  # again, as after new scans came: the outputs are not photos
     assert sorted(r.path.name for r in window.queue.rows()) == ["p0.png", "p1.png", "p2.png"]
-    assert "the output folder inside 'scans' was left out" in window.status_label.text()
+    assert "the outputs inside 'scans' were left out" in window.status_label.text()
 
 
 def test_after_clear_queue_and_undo_the_status_bar_shows_no_stale_count_or_step(qtbot, make_window, backend,
@@ -202,3 +202,23 @@ def test_after_clear_queue_and_undo_the_status_bar_shows_no_stale_count_or_step(
     assert window.progress.format() == "3 photos to run"
     window.history.redo()
     assert window.status_label.text() == "Redone: Clear Queue (3 photos)" and window.progress.format() == "idle"
+
+
+def test_a_folder_colorized_into_itself_and_queued_again_queues_only_its_photos(qtbot, make_window, backend, tmp_path,
+                                                                                write_photo):
+    """The window keeps a folder's name: Export set to the folder writes into scans/scans, which a second Add
+    Folder must not take for photos (a new-user trial saw it queued, and a level more each session).
+    """
+    window = make_window(backend)
+    scans = tmp_path / "scans"
+    for i in range(3):
+        write_photo(scans / f"p{i}.png")
+    window.prefs.set_output_dir(scans)
+    window.queue_presenter.add_paths([scans])
+    with qtbot.waitSignal(window.controller.finished, timeout=60_000):
+        assert window.batch.start_batch()
+    assert sorted(p.name for p in (scans / "scans").iterdir()) == ["p0.png", "p1.png", "p2.png"]
+    window.queue_presenter.clear_queue()
+    window.queue_presenter.add_paths([scans])
+    assert sorted(r.path.relative_to(scans).as_posix() for r in window.queue.rows()) == ["p0.png", "p1.png", "p2.png"]
+    assert "the outputs inside 'scans' were left out" in window.status_label.text()
