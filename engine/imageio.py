@@ -205,6 +205,18 @@ def _raised_by_decoder(err: BaseException) -> bool:
     return tb.tb_frame.f_code.co_filename.startswith(_DECODER_DIRS)
 
 
+def _check_header(im: Image.Image, max_pixels: int, refuse_outputs: bool) -> None:
+    """Before any pixel is read: sizes no photo has, or more pixels than allowed; an output of this app."""
+    w, h = im.size
+    if w <= 0 or h <= 0:
+        raise ImageError(f"invalid dimensions {w}x{h}")
+    if w * h > max_pixels:
+        raise ImageError(f"image too large: {w}x{h} ({w * h / 1e6:.0f} MP, limit {max_pixels / 1e6:.0f} MP)")
+    if refuse_outputs and _marked(im):
+        raise MadeHere("a colour version this app wrote (it carries the app's mark): left out; colorize the photo "
+                       "it was made from")
+
+
 class MadeHere(ImageError):
     """The file is an output of this app (it carries ``MARK``): a colour version of a photo, not a photo to colour."""
 
@@ -229,15 +241,7 @@ def decode(path: Path, max_pixels: int = MAX_PIXELS, refuse_outputs: bool = Fals
             # Through a file object, not the path: Pillow 13 memory-maps an uncompressed TIFF opened by path
             # and then scrambles grey ones with orientations 5 to 8 (it maps them at the turned size).
             with open(path, "rb") as fh, Image.open(fh) as im:
-                w, h = im.size
-                if w <= 0 or h <= 0:
-                    raise ImageError(f"invalid dimensions {w}x{h}")
-                if w * h > max_pixels:
-                    raise ImageError(f"image too large: {w}x{h} ({w * h / 1e6:.0f} MP, "
-                                     f"limit {max_pixels / 1e6:.0f} MP)")
-                if refuse_outputs and _marked(im):
-                    raise MadeHere("a colour version this app wrote (it carries the app's mark): left out; "
-                                   "colorize the photo it was made from")
+                _check_header(im, max_pixels, refuse_outputs)
                 fmt = im.format or "?"
                 frames = int(getattr(im, "n_frames", 1) or 1)
                 note = (f"{'animated GIF' if fmt == 'GIF' else f'multi-page {fmt}'}: colorized its first "

@@ -151,13 +151,12 @@ class BatchPresenter(QObject):
         self.say(f"Not started: {why}")
 
     def queue_changed(self, *_: object) -> None:
-        """Photos added or removed between runs: the progress bar stops showing the last run's count."""
-        counts = self.queue.counts()
-        runnable = sum(counts[s] for s in RUNNABLE)
-        if (runnable or not self.queue.rowCount()) and not self.controller.running:
-            self.views.progress.setRange(0, max(1, runnable))
-            self.views.progress.setValue(0)
-            self.views.progress.setFormat(f"{counted(runnable, 'photo')} to run" if runnable else "idle")
+        """Photos added or removed between runs (an Undo of Clear Queue too): the bar and the preview follow."""
+        if not self.controller.running:
+            show_queue(self.views.progress, self.queue)
+            if self.queue.rowCount() and self.viewer.shown_key is None:  # not "The queue is empty" any more
+                self.viewer.queued(f"{counted(self.queue.rowCount(), 'photo')} in the queue: select one to see it.",
+                                   offer_action=False)
 
     def run_again(self) -> bool:
         """Put the selected photos (or all) back in the queue and start: colorize them again."""
@@ -292,6 +291,15 @@ class BatchPresenter(QObject):
 
     def update_compare_columns(self, *_: object) -> None:
         self.table.show_compare_columns(self.views.engine_panel.comparing() or self.queue.has_comparison())
+
+
+def show_queue(progress: QProgressBar, queue: QueueModel) -> None:
+    """Between runs: the photos left to run, or where none is left the queue's "N / N · done", or idle."""
+    counts = queue.counts()
+    runnable, rows = sum(counts[s] for s in RUNNABLE), queue.rowCount()
+    progress.setRange(0, max(1, runnable or rows))
+    progress.setValue(0 if runnable else rows)
+    progress.setFormat(f"{counted(runnable, 'photo')} to run" if runnable else "%v / %m · done" if rows else "idle")
 
 
 def finished_text(summary: BatchSummary, before: list[tuple[str, str]], export: ExportOptions, advice: bool) -> str:

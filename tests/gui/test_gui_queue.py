@@ -200,6 +200,7 @@ def test_after_clear_queue_and_undo_the_status_bar_shows_no_stale_count_or_step(
     window.history.undo()
     assert window.status_label.text() == "Undone: Clear Queue (3 photos)"
     assert window.progress.format() == "3 photos to run"
+    assert window.preview.placeholder.label.text() == "3 photos in the queue: select one to see it."
     window.history.redo()
     assert window.status_label.text() == "Redone: Clear Queue (3 photos)" and window.progress.format() == "idle"
 
