@@ -172,7 +172,8 @@ class PreviewPresenter(QObject):
         row = self.queue.row(i)
         strength = self.preview.strength_percent()
         full = None
-        if row.status == Status.DONE and row.output is not None and row.run_key is not None:
+        hinted_since = row.run_key is not None and tuple(row.run_key.hints) != tuple(self.hints.hints())
+        if row.status == Status.DONE and row.output is not None and row.run_key is not None and not hinted_since:
             made_at, output = row.run_key.export.strength, row.output
 
             def full() -> tuple[np.ndarray, np.ndarray]:  # the exported photo at its own size, at the strength shown
@@ -184,8 +185,9 @@ class PreviewPresenter(QObject):
 
         written = export_dialog(self._parent, self.preview.before_image(), after, row.path,
                                 self.export_panel.choice().output_dir, strength, full_size=full)
-        if written is not None:
-            self.say(f"Exported the comparison to {written}")
+        if written is not None:  # the file on disk has not the hints on screen: only the preview's size has them
+            self.say(f"Exported the comparison to {written}" + (" at the preview's size: the hints changed since the "
+                     "photo was colorized (Run Again, then it can be exported at full size)" if hinted_since else ""))
         return written
 
     def stop(self) -> None:

@@ -162,7 +162,7 @@ class TeachPresenter(QObject):
         run.reported.connect(self._on_event)
         run.ended.connect(self._on_ended)
         d.set_phase("running")
-        d.set_training_title(f"Teaching “{self._name}” for about {d.minutes():g} minutes")
+        d.set_training_title(f"Teaching “{self._name}” for about {counted(round(d.minutes()), 'minute')}")
         d.set_stage("Reading the photos…")
         run.start()
         self.say(f"Teaching the model '{self._name}' from your colour photos (in a separate process)…")
@@ -251,6 +251,8 @@ class TeachPresenter(QObject):
         if d is None:
             return
         if self.run is not None:
+            if not d.confirm_stop(self._name):
+                return
             self.cancel()
         elif d.phase == "result":
             self.models_changed(None)

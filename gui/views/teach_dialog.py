@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListWidget,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QScrollArea,
@@ -370,6 +371,13 @@ class TeachDialog(QDialog):
 
     def reject(self) -> None:  # Esc and the title bar's close: asked, not done (the presenter closes it)
         self.close_requested.emit()
+
+    def confirm_stop(self, name: str) -> bool:
+        """Closing while it trains: a click on the title bar must not throw away minutes of training unasked."""
+        answer = QMessageBox.question(self, "Stop teaching?", f"Stop teaching “{name}”? What it has learned so far "
+                                      "is not kept.", QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                      QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def dismiss(self) -> None:
         """Close it for good (the presenter, once nothing is left running)."""

@@ -220,6 +220,28 @@ def test_export_comparison_of_a_large_photo_offers_its_full_size(size, make_wind
     assert spread(image[BAND:, : side - 2]) < 0.5 and spread(image[BAND:, side + GAP + 2:]) > 2.0
 
 
+def test_export_comparison_of_a_photo_hinted_since_its_run_offers_only_the_previews_size(
+        make_window, backend, grey_photos, qtbot, monkeypatch, tmp_path):
+    """The output on disk has not the hints on screen: a full-size export of it would show the colours they fixed."""
+    from engine.hints import Hint
+
+    window = make_window(backend)
+    window.queue_presenter.add_paths(grey_photos(1, size=(900, 1200)))
+    _run(qtbot, window)
+    window.table.selectRow(0)
+    window.hint_store.set(window.queue.row(0).path, [Hint(0.5, 0.5, (20, 90, 200))])
+    offered = []
+
+    def save_dialog(parent, title, start, filters, selected):
+        offered.extend(filters.split(";;"))
+        return str(tmp_path / "compare.png"), offered[0]
+
+    monkeypatch.setattr("gui.views.comparison_export.QFileDialog.getSaveFileName", save_dialog)
+    assert window.viewer.export_comparison() == tmp_path / "compare.png"
+    assert not [f for f in offered if "full size" in f]
+    assert "at the preview's size: the hints changed since the photo was colorized" in window.status_label.text()
+
+
 def test_export_comparison_opens_in_the_photos_folder_while_the_output_folder_is_not_made_yet(
         make_window, backend, grey_photos, qtbot, monkeypatch, tmp_path):
     window = make_window(backend)

@@ -339,14 +339,24 @@ def test_discard_deletes_the_tuned_model_and_the_choice_stays(qtbot, backend, ma
 
 
 def test_closing_the_dialog_or_the_window_while_training_stops_the_process(qtbot, backend, make_window, models_dir,
-                                                                          colour_folder):
+                                                                          colour_folder, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    answers = [QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes]
+    asked: list[str] = []
+    monkeypatch.setattr(QMessageBox, "question", lambda _parent, _title, text, *a: (asked.append(text),
+                                                                                     answers.pop(0))[1])
     folder = colour_folder(24)
     window, dialog = teach_window(make_window, backend, folder, "Closed", (*TINY, "--minutes", "5"))
     qtbot.waitUntil(lambda: "24 photos found" in dialog.count_label.text(), timeout=5000)
     assert window.teach.start()
+    assert dialog.progress_box.title() == "Teaching “Closed” for about 10 minutes"  # the dialog's (5: the test's)
     process = window.teach.run.process
     qtbot.waitUntil(lambda: process.processId() > 0, timeout=5000)
-    dialog.reject()  # Esc, or the title bar's close button
+    dialog.reject()  # Esc, or the title bar's close button: asked first, and "No" goes on training
+    assert asked == ["Stop teaching “Closed”? What it has learned so far is not kept."]
+    assert window.teach.dialog is dialog and window.teach.run is not None
+    dialog.reject()  # "Yes"
     assert window.teach.dialog is None
     qtbot.waitUntil(lambda: window.teach.run is None, timeout=5000)
     assert not (models_dir / "Closed.work").exists()
