@@ -153,7 +153,7 @@ class BatchPresenter(QObject):
     def queue_changed(self, *_: object) -> None:
         """Photos added or removed between runs (an Undo of Clear Queue too): the bar and the preview follow."""
         if not self.controller.running:
-            show_queue(self.views.progress, self.queue)
+            show_queue(self.views.progress, self.views.summary, self.queue)
             if self.queue.rowCount() and self.viewer.shown_key is None:  # not "The queue is empty" any more
                 self.viewer.queued(f"{counted(self.queue.rowCount(), 'photo')} in the queue: select one to see it.",
                                    offer_action=False)
@@ -293,8 +293,12 @@ class BatchPresenter(QObject):
         self.table.show_compare_columns(self.views.engine_panel.comparing() or self.queue.has_comparison())
 
 
-def show_queue(progress: QProgressBar, queue: QueueModel) -> None:
-    """Between runs: the photos left to run, or where none is left the queue's "N / N · done", or idle."""
+def show_queue(progress: QProgressBar, summary: SummaryPanel, queue: QueueModel) -> None:
+    """Between runs: the photos left to run, or where none is left the queue's "N / N · done", or idle (and no
+    figures in the summary: its photos are no longer queued).
+    """
+    if not queue.rowCount():
+        summary.clear()
     counts = queue.counts()
     runnable, rows = sum(counts[s] for s in RUNNABLE), queue.rowCount()
     progress.setRange(0, max(1, runnable or rows))

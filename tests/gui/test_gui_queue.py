@@ -195,8 +195,9 @@ def test_after_clear_queue_and_undo_the_status_bar_shows_no_stale_count_or_step(
     window.queue_presenter.add_paths(grey_photos(3))
     assert window.progress.format() == "3 photos to run"
     assert not window.preview.placeholder.button.isVisible()  # no "Try the Sample Photos" beside one's own photos
+    window.summary.fields["photos"].setText("3 done of 3")  # as a run leaves it
     window.actions_by_name["clear"].trigger()
-    assert window.progress.format() == "idle"
+    assert window.progress.format() == "idle" and window.summary.fields["photos"].text() == "–"
     window.history.undo()
     assert window.status_label.text() == "Undone: Clear Queue (3 photos)"
     assert window.progress.format() == "3 photos to run"
