@@ -126,7 +126,7 @@ def test_one_folder_is_one_batch_as_before(tmp_path):
 
 def test_many_folders_share_a_bounded_number_of_looks(tmp_path, monkeypatch):
     read = []
-    monkeypatch.setattr(model_choice, "decode", lambda path: read.append(path) or decode(SAMPLES[0]))
+    monkeypatch.setattr(model_choice, "decode", lambda path, **kw: read.append(path) or decode(SAMPLES[0]))
     paths = [tmp_path / f"f{i}" / f"p{k}.png" for i in range(40) for k in range(10)]
     looks = look_by_folder(paths)
     assert len(read) <= model_choice.LOOK_BUDGET

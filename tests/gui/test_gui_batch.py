@@ -370,7 +370,7 @@ def test_between_batches_the_kept_engine_gives_back_its_buffers_and_the_next_bat
             assert window.batch.run_again() if window.queue.counts()[Status.DONE] else window.batch.start_batch()
         assert blocker.args[0].done == 4
     kept = list(backend.factory._cache.values())
-    assert held and all(h > 0 for h in held)  # the pool was in use...
+    assert held[0] > 0  # the pool was in use (a later batch may replay records, in an arena of their own)...
     assert kept and all(c.runtime.pool.held_bytes == 0 for c in kept)  # ...and is empty between batches
 
 
