@@ -11,7 +11,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Slot
 from PySide6.QtWidgets import QWidget
 
-from engine.options import PhotoResult, Status
+from engine.options import IN_COLOUR, PhotoResult, Status
 from gui.model.preview_loader import PreviewLoader
 from gui.model.previews import PreviewCache
 from gui.model.queue_model import QueueModel
@@ -144,7 +144,8 @@ class PreviewPresenter(QObject):
         missing = (f"failed · {row.message}" if row.status == Status.FAILED
                    else f"skipped · {row.message}" if row.status == Status.SKIPPED and row.message
                    else "not colorized yet")
-        self.preview.show_photo(L, ab, row.shown_name, missing=missing)
+        in_colour = " (in colour: its lightness)" if IN_COLOUR in row.message else ""  # not "grey" unsaid
+        self.preview.show_photo(L, ab, row.shown_name + in_colour, missing=missing)
         made_with = (row.run_key.model, row.run_key.hints) if row.status == Status.DONE and row.run_key else None
         self.hints.show(key, row.path, made_with if ab is not None else None)
 

@@ -387,3 +387,6 @@ def test_a_photo_in_colour_says_on_its_row_that_its_own_colours_are_not_kept(qtb
     window.queue_presenter.add_paths([tmp_path / "box"])
     assert _run(qtbot, window).done == 2
     assert {r.path.name: r.message for r in window.queue.rows()} == {"holiday.png": IN_COLOUR, "scan.png": ""}
+    row = next(i for i, r in enumerate(window.queue.rows()) if r.path.name == "holiday.png")
+    window.table.selectRow(row)
+    qtbot.waitUntil(lambda: "holiday.png (in colour: its lightness)" in window.preview.before_caption.text())
