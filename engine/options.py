@@ -275,11 +275,6 @@ class BatchSummary:
         return sum(r.looks_old is not None for r in self.results if r.status == Status.DONE)
 
     @property
-    def in_colour(self) -> int:
-        """Photos done whose input was in colour: their own colours are not in their outputs."""
-        return sum(r.in_colour for r in self.results if r.status == Status.DONE)
-
-    @property
     def renamed(self) -> int:
         """Photos done whose output went under a "(n)" name, their own being taken."""
         return sum(r.renamed for r in self.results if r.status == Status.DONE)

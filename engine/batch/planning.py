@@ -147,7 +147,8 @@ class OutputPlanner:
         own = Path(job.replaces)
         if own.suffix != ext or os.path.realpath(own.parent) != os.path.realpath(folder):
             return None
-        return own if own.stem == name or re.fullmatch(re.escape(name) + r" \(\d+\)", own.stem) else None
+        numbered = _COPY_NUMBER.fullmatch(own.stem)
+        return own if own.stem == name or (numbered is not None and numbered.group(1) == name) else None
 
     def _new_name(self, folder: Path, name: str, ext: str, on_disk_too: bool) -> Path:
         """The first "(n)" name that is no input and no other photo's in this run (``on_disk_too``: nor a file)."""

@@ -189,6 +189,20 @@ def test_export_comparison_writes_one_side_by_side_image_grey_left_colour_right(
     assert "Exported the comparison" in window.status_label.text()
 
 
+def _save_as(monkeypatch, target: Path, pick) -> list[str]:
+    """Answers Export Comparison's save dialog with ``target`` and the filter ``pick`` chooses of those offered;
+    returns the filters it offered.
+    """
+    offered: list[str] = []
+
+    def save_dialog(parent, title, start, filters, selected):
+        offered.extend(filters.split(";;"))
+        return str(target), pick(offered)
+
+    monkeypatch.setattr("gui.views.comparison_export.QFileDialog.getSaveFileName", save_dialog)
+    return offered
+
+
 def test_export_comparison_without_a_colorized_photo_says_so(make_window, backend):
     window = make_window(backend)
     assert window.viewer.export_comparison() is None
@@ -203,13 +217,8 @@ def test_export_comparison_of_a_large_photo_offers_its_full_size(size, make_wind
     _run(qtbot, window)
     window.table.selectRow(0)
     target = tmp_path / "compare.png"
-    offered = []
-
-    def save_dialog(parent, title, start, filters, selected):
-        offered.extend(filters.split(";;"))
-        return str(target), next(f for f in offered if f.startswith(f"PNG image, {size}"))
-
-    monkeypatch.setattr("gui.views.comparison_export.QFileDialog.getSaveFileName", save_dialog)
+    offered = _save_as(monkeypatch, target, lambda filters: next(f for f in filters
+                                                                 if f.startswith(f"PNG image, {size}")))
     assert window.viewer.export_comparison() == target
     assert offered[0].startswith("PNG image, full size")  # the default
     image = cv2.imread(str(target)).astype(int)
@@ -230,13 +239,7 @@ def test_export_comparison_of_a_photo_hinted_since_its_run_offers_only_the_previ
     _run(qtbot, window)
     window.table.selectRow(0)
     window.hint_store.set(window.queue.row(0).path, [Hint(0.5, 0.5, (20, 90, 200))])
-    offered = []
-
-    def save_dialog(parent, title, start, filters, selected):
-        offered.extend(filters.split(";;"))
-        return str(tmp_path / "compare.png"), offered[0]
-
-    monkeypatch.setattr("gui.views.comparison_export.QFileDialog.getSaveFileName", save_dialog)
+    offered = _save_as(monkeypatch, tmp_path / "compare.png", lambda filters: filters[0])
     assert window.viewer.export_comparison() == tmp_path / "compare.png"
     assert not [f for f in offered if "full size" in f]
     assert "at the preview's size: the hints changed since the photo was colorized" in window.status_label.text()
