@@ -159,8 +159,9 @@ class MainWindow(QMainWindow):
         self.batch.outputs.busy_changed.connect(self.update_actions)
         self.controller.running_changed.connect(self.history.refresh)
         for changed in (self.engine_panel.changed, self.export_panel.changed, self.preview.strength_changed):
-            changed.connect(lambda *_: self.batch.offer_run_again())
-        self.hint_store.changed.connect(lambda _path: self.batch.offer_run_again("Hints"))
+            changed.connect(lambda *_: self.batch.offer.update())
+        self.hint_store.changed.connect(lambda _path: self.batch.offer.update("Hints"))
+        self.table.selection_changed.connect(self.batch.offer.selection_changed)
         for signal in (self.queue.rowsInserted, self.queue.rowsRemoved, self.queue.modelReset):
             signal.connect(self.update_actions)
             signal.connect(self.batch.queue_changed)

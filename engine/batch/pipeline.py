@@ -396,7 +396,8 @@ class BatchPipeline:
             source = ab_source(inf.ab, inf.item)
             res = _result_of(d)
             res.in_colour = d.image is not None and d.image.is_colour  # said once at the end, not in each message
-            note = "; ".join(n for n in (d.image.note if d.image is not None else "", inf.note) if n)
+            replaced = self._planner.replaced_own.get(d.job.index, "")  # not its own name: where to find it
+            note = "; ".join(n for n in (d.image.note if d.image is not None else "", inf.note, replaced) if n)
             res.message, res.output, res.renamed = note, d.out, d.job.index in self._planner.renamed
             res.infer_ms, res.compare_infer_ms = 1000 * infer_s / len(batch), compare_ms
             if photo_diffs is not None:

@@ -40,6 +40,7 @@ class OutputPlanner:
         self.inputs = {os.path.realpath(j.path) for j in inputs}
         self.taken: set[str] = set()
         self.renamed: set[int] = set()  # job indices given a "(n)" name: their own name was taken
+        self.replaced_own: dict[int, str] = {}  # job index -> "replaced its last output 'x (1).png'" (a "(n)" name)
         self._real: dict[Path, str] = {}  # folders' real paths: photos share folders
         self._where_of = {j.index: self._where(j) for j in inputs}
         self._copy_of = self._named_as_outputs(inputs)  # realpath -> the photo whose output it may be
@@ -114,8 +115,8 @@ class OutputPlanner:
             return job.path, f"a colour version of '{self._copy_of[real]}' beside it: an earlier run's output"
         folder, name, ext = self._where_of.get(job.index) or self._where(job)
         own_output = self._own_output(job, folder, name, ext)
-        if own_output is not None and own_output.stem != name:  # its "(n)" name of before: still a new name
-            self.renamed.add(job.index)
+        if own_output is not None and own_output.stem != name:  # its "(n)" name of before: replaced, no new copy
+            self.replaced_own[job.index] = f"replaced its last output '{own_output.name}'"
         out = own_output or folder / (name + ext)
         key = os.path.realpath(out)
         owner, owner_path = self._own_names.get(key, (job.index, ""))

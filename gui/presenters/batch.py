@@ -61,7 +61,7 @@ class BatchPresenter(QObject):
         self.pause_action: QAction | None = None  # set once the window's actions exist
         self.failure_box: QMessageBox | None = None
         self._failed = False
-        self._offering = False  # the status bar offers Run Again for photos whose settings changed
+        self.offer = RunAgainOffer(self)
         self._whom = ""  # what the running batch colorizes, as the status line says it ("3 photos")
         self._requeued: list[tuple[int, Status, str]] = []  # Run Again's rows as they were, till its run starts
         c = controller
@@ -275,22 +275,38 @@ class BatchPresenter(QObject):
             self.views.progress.setFormat(progress_format(p))
             self.views.summary.show_running(p.processed, p.total)
 
-    def offer_run_again(self, what: str = "Settings") -> None:
-        """Settings changed: where done photos were made with others, say that Run Again redoes them."""
-        if self.controller.running:
-            return
-        s = self.settings()
-        stale = stale_keys(self.queue, s, self.hint_store)
-        if stale:
-            selected = set(self.selected_keys())
-            self.say(changed_text(len(stale), self.shortcut("run_again"), what, len(selected),
-                                  len(selected.intersection(stale))))
-        elif self._offering:  # changed back (a hint added, then removed): the offer no longer holds
-            self.say("The colorized photos are up to date with these settings")
-        self._offering = bool(stale)
-
     def update_compare_columns(self, *_: object) -> None:
         self.table.show_compare_columns(self.views.engine_panel.comparing() or self.queue.has_comparison())
+
+
+class RunAgainOffer:
+    """The status bar's offer of Run Again once settings or hints changed since done photos were made; it follows
+    the selection, since Run Again takes the selected photos: a hint placed on one photo, then another selected,
+    must not read as if Run Again would redo the first.
+    """
+
+    def __init__(self, batch: BatchPresenter) -> None:
+        self.batch = batch
+        self.offering = False
+        self.what = "Settings"
+
+    def update(self, what: str = "Settings") -> None:
+        """Settings (or hints: ``what``) changed: where done photos were made with others, say Run Again redoes them."""
+        b = self.batch
+        if b.controller.running:
+            return
+        stale = stale_keys(b.queue, b.settings(), b.hint_store)
+        if stale:
+            selected = set(b.selected_keys())
+            b.say(changed_text(len(stale), b.shortcut("run_again"), what, len(selected),
+                               len(selected.intersection(stale))))
+        elif self.offering:  # changed back (a hint added, then removed): the offer no longer holds
+            b.say("The colorized photos are up to date with these settings")
+        self.offering, self.what = bool(stale), what
+
+    def selection_changed(self) -> None:
+        if self.offering:
+            self.update(self.what)
 
 
 def show_queue(progress: QProgressBar, summary: SummaryPanel, queue: QueueModel) -> None:

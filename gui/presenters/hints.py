@@ -1,6 +1,7 @@
 """Colour hints on the preview: click to add one (the model's likeliest colours there, or Other…), drag a ring
-to move it, Delete or a right-click to remove it, View > Show Hints to hide them. Every change is one command
-on the window's undo stack, and the preview re-colours after it (``gui.bridge.worker.Recolourer``, off this thread).
+to move it, a right-click (or a click, then Delete) to remove it, View > Show Hints to hide them. Every change is
+one command on the window's undo stack, and the preview re-colours after it (``gui.bridge.worker.Recolourer``, off
+this thread).
 
 A hint's point is relative to the photo (``engine.hints.Hint``): the preview's scene is the photo at preview
 size, so x = scene x / width. Results are kept per (photo, hints, model settings), so Undo shows the previous
@@ -38,7 +39,7 @@ def show_hints_action(parent: QObject) -> QAction:
     action.setChecked(True)
     action.setShortcut(QKeySequence("Ctrl+H"))
     action.setToolTip("Show the colour hints (Ctrl+H). Click the photo to add one; drag a hint to "
-                      "move it; Delete or right-click removes it")
+                      "move it; right-click it (or click it, then Delete) to remove it")
     return action
 
 

@@ -146,7 +146,7 @@ class ExportPanel(QGroupBox):
         self.folder.setText(str(folder))
 
     def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Output folder", self.folder.text())
+        folder = QFileDialog.getExistingDirectory(self, "Output folder", str(nearest_folder(Path(self.folder.text()))))
         if folder:
             self.set_output_dir(Path(folder))
 
@@ -163,3 +163,14 @@ class ExportPanel(QGroupBox):
         except OSError:
             return False
         return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder.resolve())))
+
+
+def nearest_folder(path: Path) -> Path:
+    """``path`` or the nearest folder above it that exists: a dialog given a folder not made yet (the first run's
+    Pictures/Colorized) opens in the program's working folder instead.
+    """
+    path = path.expanduser()
+    for folder in (path, *path.parents):
+        if folder.is_dir():
+            return folder
+    return Path.home()

@@ -51,8 +51,8 @@ class Ring(QGraphicsEllipseItem):
         self._pen(False)
         self.setZValue(10)
         self.setCursor(Qt.CursorShape.SizeAllCursor)
-        self.setToolTip("Colour hint: drag to move; double-click to change its colour; Delete or right-click removes "
-                        "it")
+        self.setToolTip("Colour hint: drag to move; double-click to change its colour; right-click removes it (or "
+                        "click it, then Delete)")
         for flag in (QGraphicsItem.GraphicsItemFlag.ItemIsMovable, QGraphicsItem.GraphicsItemFlag.ItemIsSelectable,
                      QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations,
                      QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges):

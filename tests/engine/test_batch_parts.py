@@ -272,8 +272,8 @@ def test_replace_and_skip_take_a_same_named_photos_own_copy_name_from_the_last_r
     assert [copies.plan(j) for j in jobs] == [(out / "x (2).png", ""), (out / "x (3).png", "")]
 
 
-def test_a_photo_run_again_into_its_own_copy_name_is_still_reported_under_a_new_name(tmp_path):
-    """The window's row keeps saying "written as 'x (1).png'" after Run Again, not a blank message."""
+def test_a_photo_run_again_into_its_own_copy_name_is_planned_as_replacing_it_not_as_a_new_name(tmp_path):
+    """The row names the file it replaced ("replaced its last output 'x (1).png'"), and no "(1)" copy is counted."""
     from engine.batch.planning import OutputPlanner
     from engine.options import Job
 
@@ -284,10 +284,10 @@ def test_a_photo_run_again_into_its_own_copy_name_is_still_reported_under_a_new_
     photo = tmp_path / "in" / "x.png"
     again = Job(0, photo, photo.parent, replaces=out / "x (1).png")
     planner = OutputPlanner(ExportOptions(out), [again])
-    assert planner.plan(again) == (out / "x (1).png", "") and planner.renamed == {0}
+    assert planner.plan(again) == (out / "x (1).png", "") and list(planner.replaced_own) == [0] and not planner.renamed
     own_name = Job(0, photo, photo.parent, replaces=out / "x.png")
     planner = OutputPlanner(ExportOptions(out), [own_name])
-    assert planner.plan(own_name) == (out / "x.png", "") and not planner.renamed
+    assert planner.plan(own_name) == (out / "x.png", "") and not planner.renamed and not planner.replaced_own
 
 
 def test_a_folder_queued_later_does_not_take_the_name_of_another_folder_queued_before(tmp_path):
@@ -341,3 +341,20 @@ def test_the_count_of_outputs_that_exist_stops_when_asked(tmp_path):
     looks = []
     assert copies_to_ask_about(ExportOptions(out), jobs, stop=lambda: looks.append(1) or len(looks) > 2) == 0
     assert len(looks) == 3  # stopped at the third photo, not after all four
+
+
+def test_a_run_again_over_its_own_copy_name_says_it_replaced_that_file_and_counts_no_new_name(colorizer, tmp_path):
+    src, out = tmp_path / "in", tmp_path / "out"
+    write_grey(src / "x.png", 20, 30, 0)
+    out.mkdir()
+    (out / "x.png").write_bytes(b"kept: the user wrote a copy beside it")
+    (out / "x (1).png").write_bytes(b"the photo's own last output")
+    jobs, _ = collect_inputs([src])
+    again = [replace(jobs[0], replaces=out / "x (1).png")]
+    results: list[PhotoResult] = []
+    summary = BatchPipeline(colorizer, ExportOptions(out)).run(again, on_result=results.append)
+    assert summary.done == 1 and summary.renamed == 0 and "under a new name" not in summary.line()
+    assert results[0].output == out / "x (1).png" and not results[0].renamed
+    assert "replaced its last output 'x (1).png'" in results[0].message
+    assert (out / "x.png").read_bytes() == b"kept: the user wrote a copy beside it"
+    assert sorted(p.name for p in out.iterdir()) == ["x (1).png", "x.png"]

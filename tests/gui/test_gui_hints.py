@@ -294,7 +294,7 @@ def test_export_uses_the_hints_and_changing_them_afterwards_offers_run_again(qtb
     assert ("batch", [(Hint(0.5, 0.5, GREEN),)]) in hinted_backend.seen
     assert window.queue.row(0).status == "done"
     window.set_status("")
-    window.batch.offer_run_again()
+    window.batch.offer.update()
     assert "changed" not in window.status_label.text()  # made with these hints: nothing to offer
     _add(qtbot, window, 0.2, 0.2, (200, 30, 30))
     assert "Hints changed since 1 photo was colorized" in window.status_label.text()
@@ -392,3 +392,20 @@ def test_with_auto_a_hint_reaches_the_preview(qtbot, make_window, hinted_backend
     assert window.preview.colour() is not None and (before is None or not np.array_equal(before,
                                                                                          window.preview.colour()))
     assert any(kind == "preview" and hints for kind, hints in hinted_backend.seen)  # the model got the hint
+
+
+def test_the_run_again_offer_follows_the_selection_away_from_the_photo_whose_hints_changed(
+        qtbot, make_window, hinted_backend, photo, tmp_path):
+    other = tmp_path / "elsewhere" / "other.png"
+    other.parent.mkdir()
+    other.write_bytes(photo.read_bytes())
+    window = _window(qtbot, make_window, hinted_backend, photo)
+    window.queue_presenter.add_paths([other])
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        window.batch.start_batch()
+    _add(qtbot, window, 0.5, 0.5, GREEN)
+    assert "colorizes the 1 selected photo" in window.status_label.text()
+    window.table.selectionModel().select(window.queue.index(1, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                         | QItemSelectionModel.SelectionFlag.Rows)
+    text = window.status_label.text()
+    assert "with no photo selected, Run Again" in text and "the selected photo is not among them" in text

@@ -167,3 +167,18 @@ def test_main_actions_are_in_the_menus_with_keyboard_shortcuts(make_window, back
         assert window.actions_by_name[name].text() in in_menus, name
     for name in ("add_files", "add_folder", "start", "pause", "cancel", "remove", "zoom_in", "fit"):
         assert not window.actions_by_name[name].shortcut().isEmpty(), name
+
+
+def test_the_output_folder_dialog_opens_beside_a_folder_not_made_yet_not_in_the_working_folder(
+        qtbot, monkeypatch, tmp_path):
+    from gui.views.export_panel import ExportPanel
+
+    panel = ExportPanel()
+    qtbot.addWidget(panel)
+    panel.set_output_dir(tmp_path / "Pictures" / "Colorized")  # a first run's default: not made yet
+    (tmp_path / "Pictures").mkdir()
+    opened_in = []
+    monkeypatch.setattr("gui.views.export_panel.QFileDialog.getExistingDirectory",
+                        lambda parent, title, folder: opened_in.append(folder) or "")
+    panel.choose_folder()
+    assert opened_in == [str(tmp_path / "Pictures")]
