@@ -393,6 +393,22 @@ class Colorizer:
         return colour_modes(p, model.bins.double().numpy(), float(item.L[R, C]), k)
 
 
+    def doubt(self, image: np.ndarray, hints: Sequence[Hint] = ()) -> np.ndarray:
+        """Where the model is unsure of its colour: H x W float32 at the photo's size, 0 sure .. 1
+        (``CVUNet.doubt_map``). The textbook model on the CPU in fp32, one photo, as ``suggest``.
+        """
+        self.check_hints([hints] if hints else None)
+        item = prepare(image, self.settings.size)
+        canvas, hint_canvas = pack([item]), pack_hints([item], [hints] if hints else None)
+        with torch.inference_mode():
+            h_t = None if hint_canvas is None else torch.from_numpy(hint_canvas)
+            quarter = self.model.eval().doubt_map(torch.from_numpy(canvas), h_t)[0, 0].numpy()
+        h, w = item.small.shape
+        quarter = np.ascontiguousarray(quarter[: -(-h // 4), : -(-w // 4)])  # the photo's part of the canvas
+        H, W = item.shape
+        return np.clip(cv2.resize(quarter, (W, H), interpolation=cv2.INTER_LINEAR), 0.0, 1.0).astype(np.float32)
+
+
 MODE_MERGE = 10.0  # ab units: modes closer than this are one colour
 
 

@@ -47,6 +47,16 @@ def doubt_scale(variance: torch.Tensor, pull: float) -> torch.Tensor:
     return 1.0 / (1.0 + (pull / AB_RANGE**2) * variance)
 
 
+DISPLAY_PULL = 32.0  # the shipped read-out's pull: a read-out without one still shows its doubt on this scale
+
+
+def unsure(variance: torch.Tensor, pull: float) -> torch.Tensor:
+    """How unsure the colour is, 0 sure .. 1: the share of it a doubt pull takes away at this variance (the
+    read-out's own pull, or ``DISPLAY_PULL`` where it has none), so that what the app shades is what greys it.
+    """
+    return 1.0 - doubt_scale(variance, pull or DISPLAY_PULL)
+
+
 def pull_toward_grey(ab: torch.Tensor, variance: torch.Tensor, pull: float) -> torch.Tensor:
     """The ab (N x 2 x H x W) with the doubt pull: ``doubt_scale`` at the variance's size, upsampled to ab's."""
     scale = doubt_scale(variance, pull)

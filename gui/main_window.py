@@ -46,6 +46,7 @@ from gui.presenters.queue import QueuePresenter
 from gui.presenters.queue_menu import QueueMenu
 from gui.presenters.settings import SettingsPresenter
 from gui.presenters.teach import TeachPresenter
+from gui.presenters.unsure import UnsurePresenter
 from gui.views.charts import SummaryPanel, TimingChart, UtilizationPlot
 from gui.views.docks import build_docks, scrolled
 from gui.views.engine_panel import EnginePanel
@@ -121,6 +122,8 @@ class MainWindow(QMainWindow):
         self.hint_editor = HintEditor(self.preview, self.hint_store, self.history.stack, self.backend.make_recolourer(),
                                       self.engine_panel.choice, self.set_status, self)
         self.controller.finished.connect(self.hint_editor.follow_batch)
+        self.unsure = UnsurePresenter(self.preview, self.hint_editor, self.hint_editor.recolourer,
+                                      self.engine_panel.choice, self)
         self.hint_files = HintFiles(self.hint_store, self.history.stack,
                                     lambda: [(r.path, r.root) for r in self.queue.rows()], self.set_status, self)
         self.viewer = PreviewPresenter(self.queue, self.table, self.preview, self.hint_editor, self.export_panel,
@@ -272,6 +275,7 @@ ACTIONS: tuple[Spec, ...] = (
     Spec("undo", adopt=lambda w: w.history.undo_action, menu="&Edit"),
     Spec("redo", adopt=lambda w: w.history.redo_action, menu="&Edit"),
     Spec("show_hints", adopt=lambda w: w.hint_editor.show_action, menu="&View"),
+    Spec("show_unsure", adopt=lambda w: w.unsure.action, menu="&View"),
     Spec("save_hints", adopt=lambda w: w.hint_files.save_action, menu="&File", section=2, order=1),
     Spec("load_hints", adopt=lambda w: w.hint_files.load_action, menu="&File", section=2),
 )

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
 from engine.batch.inputs import collect_inputs, output_folder_inside
 from engine.batch.model_choice import (
@@ -37,13 +37,14 @@ from engine.batch.pipeline import BatchPipeline, RunControl, engine_label
 from engine.batch.planning import copies_to_ask_about
 from engine.color import grey_rgb
 from engine.colorizer import Colorizer, Prepared, reprepare
-from engine.devices import UtilizationMonitor, device_options, resolve_device
+from engine.devices import device_options, resolve_device
 from engine.hints import Hint
 from engine.messages import counted
 from engine.options import ENGINES, BatchSummary, ColorizeSettings, ExportOptions, Job
 from engine.runtimes.openvino_runtime import openvino_missing
 from engine.weights import WeightsError, weights_meta
 from gui.bridge import models
+from gui.bridge.sampler import UtilizationSampler
 from gui.model.hint_store import NO_HINTS_TEXT
 from gui.model.models import ModelInfo, display_name
 from gui.model.newest_only import NewestOnly
@@ -201,7 +202,8 @@ class Recolourer(NewestOnly):
     recoloured = Signal(int, object, object, object)  # key, tuple[Hint, ...], ColorizeSettings, ab (h x w x 2)
     suggestions = Signal(int, float, float, object)  # key, x, y, [(r, g, b), ...] most likely first
     refused = Signal(int, str)  # key, why
-    PRIORITY = ("suggest", "colour", "warm")  # the user waits on the popup first, then on the colour
+    doubted = Signal(int, object, object, object)  # key, tuple[Hint, ...], ColorizeSettings, doubt (h x w, 0..1)
+    PRIORITY = ("suggest", "colour", "doubt", "warm")  # the user waits on the popup first, then on the colour
 
     def __init__(self, make: ColorizerFactory) -> None:
         super().__init__("recolour")
@@ -225,6 +227,11 @@ class Recolourer(NewestOnly):
                 settings: ColorizeSettings, source: Path | None = None) -> None:
         """The model's most likely colours at (x, y) of photo ``key``, as ``suggestions``."""
         self._post("suggest", key, (L, source, x, y, tuple(hints), settings))
+
+    def doubt(self, key: int, L: np.ndarray, hints: tuple[Hint, ...], settings: ColorizeSettings,
+              source: Path | None = None) -> None:
+        """Where the model is unsure of photo ``key``'s colour with ``hints``, as ``doubted`` (at L's size)."""
+        self._post("doubt", key, (L, source, tuple(hints), settings))
 
     @staticmethod
     def _look(source: Path | None, L: np.ndarray) -> BatchLook:
@@ -256,6 +263,10 @@ class Recolourer(NewestOnly):
         if kind == "warm":
             return
         hints: tuple[Hint, ...] = args[-2]
+        if kind == "doubt":  # a model without hint inputs has its doubt too
+            L = np.ascontiguousarray(args[0], np.float32)
+            self.doubted.emit(key, hints, asked, colorizer.doubt(grey_rgb(L), hints if colorizer.takes_hints else ()))
+            return
         if not colorizer.takes_hints:
             self.refused.emit(key, NO_HINTS_TEXT)
             return
@@ -304,49 +315,6 @@ def _folder_look(folder: Path) -> BatchLook:
     asked for (previews ask again on every hint; the first hint in a folder of 12 MP scans waits about 1.7 s).
     """
     return look_of_batch(photos_in(folder), PREVIEW_SAMPLE)
-
-
-class UtilizationSampler(QObject):
-    """Polls ``UtilizationMonitor`` about twice a second on the UI thread (a sample is a cheap,
-    non-blocking NVML or psutil read) and emits ``stats(Utilization)``.
-    """
-
-    stats = Signal(object)  # engine.devices.Utilization
-
-    def __init__(self, device: str = "auto", interval_ms: int = 500, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        try:
-            dev = resolve_device(device)
-        except ValueError:  # a saved "cuda" on a machine without one
-            dev = resolve_device("cpu")
-        self._monitor = UtilizationMonitor(dev)
-        self._timer = QTimer(self)
-        self._timer.setInterval(interval_ms)
-        self._timer.timeout.connect(self.sample)
-        self._stopped = False
-
-    @property
-    def kind(self) -> str:
-        return self._monitor.kind
-
-    def start(self) -> None:
-        self._timer.start()
-
-    def stop(self) -> None:
-        """Stop for good (device change, window closing): no sample is taken or emitted after this."""
-        self._stopped = True
-        self._timer.stop()
-        self._monitor.close()
-
-    @Slot()
-    def sample(self) -> None:
-        if self._stopped:  # a timeout already queued when stop() ran
-            return
-        try:
-            self.stats.emit(self._monitor.sample())
-        except Exception:  # noqa: BLE001 - a failing sensor must not take the window down
-            log.exception("utilization sample failed; stopping the live figures")
-            self._timer.stop()
 
 
 def available_options() -> dict[str, Any]:

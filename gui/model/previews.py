@@ -10,12 +10,29 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from engine.color import join_lab, lightness, rgb_to_lab
+from engine.color import join_lab, lightness, rgb_to_lab, to_uint8
 
 
 def colour_image(L: np.ndarray, ab: np.ndarray, strength: float) -> np.ndarray:
     """The colour version with its chroma scaled by ``strength`` (1 = as predicted)."""
     return join_lab(L, ab * np.float32(strength))
+
+
+UNSURE_FROM, UNSURE_TO = 0.3, 0.7  # doubt (``Colorizer.doubt``) shaded not at all .. fully: one scale for every photo
+UNSURE_RGB = np.array([255, 0, 200], np.float32)  # magenta stripes: no photo's own colour reads as them
+UNSURE_STRIPE = 6  # px, at the preview's size
+
+
+def shade_unsure(rgb: np.ndarray, doubt: np.ndarray) -> np.ndarray:
+    """``rgb`` (h x w x 3, uint8 or float 0..1) as uint8, with diagonal stripes where the model is unsure of its
+    colour, the stronger the less sure. A fixed scale, not each photo's own: a photo the model is sure of shows none.
+    """
+    rgb = rgb if rgb.dtype == np.uint8 else to_uint8(rgb)
+    h, w = rgb.shape[:2]
+    strength = np.clip((doubt - UNSURE_FROM) / (UNSURE_TO - UNSURE_FROM), 0.0, 1.0) * 0.8
+    stripes = ((np.arange(h)[:, None] + np.arange(w)[None, :]) // UNSURE_STRIPE) % 2 == 0
+    alpha = (strength * stripes)[..., None].astype(np.float32)
+    return (rgb * (1.0 - alpha) + UNSURE_RGB * alpha + 0.5).astype(np.uint8)
 
 
 def preview_from_files(source: Path, output: Path | None, size: int) -> tuple[np.ndarray, np.ndarray | None]:

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.color import grey_rgb
-from gui.model.previews import colour_image
+from gui.model.previews import colour_image, shade_unsure
 from gui.views.preview_parts import (
     STRENGTH_STEP,
     Placeholder,
@@ -65,12 +65,14 @@ class BeforeAfterView(QWidget):
     """The grey original and its colour version, side by side or wiped over each other."""
 
     strength_changed = Signal(float)
+    colour_changed = Signal()  # another photo, or new colour for it: a doubt shown (``set_doubt``) is out of date
     wipe_toggled = Signal(bool)  # the mode buttons switched wipe on or off (the View menu's check follows)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._L: np.ndarray | None = None
         self._ab: np.ndarray | None = None
+        self._doubt: np.ndarray | None = None  # where the model is unsure (h x w, 0..1): shaded on the colour
         self._fit = True
         self._syncing = False
         self._caption = ""
@@ -130,7 +132,7 @@ class BeforeAfterView(QWidget):
         self.placeholder.say(message, offer_action=False, error=True)
 
     def _set_photo(self, L: np.ndarray | None, ab: np.ndarray | None) -> None:
-        self._L, self._ab = L, ab
+        self._L, self._ab, self._doubt = L, ab, None
         self.wipe.has_photo = L is not None
 
     def show_photo(self, L: np.ndarray, ab: np.ndarray | None, caption: str = "",
@@ -153,6 +155,7 @@ class BeforeAfterView(QWidget):
         self.stack.setCurrentIndex(1)
         if new_size or self._fit:
             self.fit()
+        self.colour_changed.emit()
 
     def _render_after(self) -> None:
         if self._L is None:
@@ -163,16 +166,26 @@ class BeforeAfterView(QWidget):
             self.after_caption.setText(f"After: {self._missing}")
             self.after_caption.setToolTip(self.after_caption.text())
             return
-        pixmap = QPixmap.fromImage(to_qimage(colour_image(self._L, self._ab, self.strength_percent() / 100)))
+        rgb = colour_image(self._L, self._ab, self.strength_percent() / 100)
+        doubt = self._doubt if self._doubt is not None and self._doubt.shape == self._L.shape else None
+        unsure = doubt is not None
+        pixmap = QPixmap.fromImage(to_qimage(shade_unsure(rgb, doubt) if doubt is not None else rgb))
         self.after_item.setPixmap(pixmap)
         self.wipe.set_pixmap(pixmap)
-        self.after_caption.setText(f"After: colour · strength {self.strength_percent()}%")
+        self.after_caption.setText(f"After: colour · strength {self.strength_percent()}%"
+                                   + (" · striped where the model is unsure" if unsure else ""))
 
     def set_colour(self, ab: np.ndarray) -> None:
         """New colour for the photo on show (re-coloured after its hints changed): same grey, view and zoom."""
         if self._L is None or ab.shape[:2] != self._L.shape:
             return
         self._ab = ab
+        self._render_after()
+        self.colour_changed.emit()
+
+    def set_doubt(self, doubt: np.ndarray | None) -> None:
+        """Stripe the colour where the model is unsure (h x w, 0 sure .. 1, the photo's size), or not (None)."""
+        self._doubt = doubt
         self._render_after()
 
     def grey(self) -> np.ndarray | None:

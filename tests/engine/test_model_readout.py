@@ -7,6 +7,7 @@ always have, so files of every age load with their own read-out.
 
 from dataclasses import fields
 
+import cv2
 import numpy as np
 import pytest
 import torch
@@ -111,3 +112,26 @@ def test_the_shipped_weights_load_with_the_read_out_they_store():
 def test_a_spread_search_row_gives_its_hint_spread_gain_included():
     row = {"reach": 0.45, "lightness": 5.0, "floor": 0.2, "gain": 1.3, "colour": 20.0, "psnr": 30.0}
     assert spread_of(row) == HintSpread(0.45, 5.0, 0.2, 1.3, 20.0)
+
+
+@pytest.mark.parametrize("pull", [0.0, 8.0])
+def test_the_doubt_map_is_the_share_of_colour_the_doubt_pull_takes_at_each_pixel(pull):
+    from engine.colorizer import Colorizer
+    from engine.options import ColorizeSettings
+    from engine.readout import AB_RANGE, DISPLAY_PULL
+
+    model = random_model(seed=3)
+    model.readout = Readout(temperature=0.5, doubt_pull=pull)
+    c = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=64), model=model)
+    image = grey_photo(48, 64, seed=2)  # its own working size: the map is the quarter-size one, upsampled
+    doubt = c.doubt(image)
+    assert doubt.shape == image.shape[:2] and doubt.dtype == np.float32
+    assert 0.0 <= doubt.min() and doubt.max() <= 1.0 and doubt.max() - doubt.min() > 1e-3
+    with torch.no_grad():
+        probs = model.ab_distribution(torch.from_numpy(pack([prepare(image, 64)])))[0].double()
+    centres = model.bins.double()
+    mean = torch.einsum("qhw,qc->chw", probs, centres)
+    variance = torch.einsum("qhw,qc->hw", probs, centres**2) - (mean**2).sum(0)
+    expected = (1 - 1 / (1 + (pull or DISPLAY_PULL) / AB_RANGE**2 * variance))[:12, :16].float().numpy()
+    upsampled = cv2.resize(np.ascontiguousarray(expected), (64, 48), interpolation=cv2.INTER_LINEAR)
+    np.testing.assert_allclose(doubt, upsampled, atol=1e-3)
