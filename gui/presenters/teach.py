@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, QSettings, Slot
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from engine.messages import counted
+from gui.model.models import AUTO, display_name
 from gui.model.settings import TeachChoices, load_teach, save_teach
 from gui.model.teach import (
     PhotoCounter,
@@ -41,7 +42,7 @@ class TeachPresenter(QObject):
 
     extra_args: Sequence[str] = ()
 
-    def __init__(self, backend: Backend, models_changed: Callable[[str | None], None], say: Callable[[str], None],
+    def __init__(self, backend: Backend, models_changed: Callable[[str | None], str], say: Callable[[str], None],
                  parent: QWidget, program: str | None = None, qsettings: QSettings | None = None) -> None:
         super().__init__(parent)
         self.qsettings = qsettings
@@ -232,8 +233,9 @@ class TeachPresenter(QObject):
     def keep(self) -> None:
         name = self._name
         self._dismiss()
-        self.models_changed(name)
-        self.say(f"Kept the model '{name}': the Engine panel colorizes with it now (Model > Show Model Card)")
+        before = self.models_changed(name)
+        self.say(f"Kept the model '{name}': the Engine panel colorizes every photo with it now (Model > Show Model "
+                 f"Card){kept_in_place_of(before, name)}")
 
     @Slot()
     def discard(self) -> None:
@@ -273,3 +275,11 @@ class TeachPresenter(QObject):
             self.backend.remove_tune_work(self._name)
             self.run = None
         self._dismiss()
+
+
+def kept_in_place_of(before: str, kept: str) -> str:
+    """What a kept model replaced, said where it was more than one model: Auto sent old prints to Old prints."""
+    if before == AUTO:
+        return ("; in place of Auto, which gave scans of old prints the Old prints model: choose Auto in the Model "
+                "list to go back to it")
+    return f"; in place of {display_name(before)}" if before != kept else ""

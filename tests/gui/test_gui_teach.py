@@ -93,6 +93,7 @@ def test_teaching_runs_in_another_process_while_the_window_keeps_processing_even
     assert (models_dir / "Family.pt").is_file() and (models_dir / "Family.md").is_file()
     dialog.keep_button.click()
     assert window.teach.dialog is None
+    assert window.status_label.text().endswith("; in place of Shipped")  # the choice it took the place of
     panel = window.engine_panel
     assert panel.model_name() == "Family" and panel.choice().weights == models_dir / "Family.pt"
     assert "Family" in [panel.model.itemData(i) for i in range(panel.model.count())]
@@ -391,3 +392,11 @@ def test_the_name_and_time_fields_keep_their_place_as_the_setup_lines_come_and_g
     assert dialog.message() and places() == empty  # "Give the tuned model a name", the estimate: no move
     dialog.name_edit.setText("Family")
     assert places() == empty
+
+
+def test_keeping_a_model_says_what_it_replaced():
+    from gui.presenters.teach import kept_in_place_of
+
+    assert "in place of Auto" in kept_in_place_of("auto", "Family")
+    assert kept_in_place_of("old-prints", "Family") == "; in place of Old prints"
+    assert kept_in_place_of("Family", "Family") == ""  # taught again under its own name: nothing replaced
