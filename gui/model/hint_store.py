@@ -75,14 +75,25 @@ class HintStore(QObject):
             key, hints = path_key(path), tuple(hints)
             if self._hints.get(key, ()) == hints:
                 continue
+            self._hints.pop(key, None)
             if hints:
-                self._hints[key] = hints
-            else:
-                self._hints.pop(key, None)
+                self._hints[key] = hints  # at the end: the photos in the order their hints last changed
             changed.append(key)
         if changed:
             self._save_timer.start()
             self.changed.emit(changed[0] if len(changed) == 1 else "")
+
+    def recent_colours(self, limit: int = 6) -> list[tuple[int, int, int]]:
+        """The colours of the hints placed last, newest first, each once: a colour picked with Other… is one
+        click away for the next hint, on this photo or another.
+        """
+        seen: dict[tuple[int, int, int], None] = {}
+        for hints in reversed(list(self._hints.values())):
+            for hint in reversed(hints):
+                seen.setdefault(hint.rgb, None)
+                if len(seen) == limit:
+                    return list(seen)
+        return list(seen)
 
     def flush(self) -> None:
         """Write the hints to the settings now (the timer after a change, and at close)."""

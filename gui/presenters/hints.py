@@ -237,7 +237,7 @@ class HintEditor(QObject):
             return
         index, self._replacing = self._replacing, None
         menu = self.menu = colour_menu(self._parent_widget, colours, lambda rgb: self.add(x, y, rgb) if index is None
-                                       else self.set_colour(index, rgb))
+                                       else self.set_colour(index, rgb), self.store.recent_colours())
         menu.destroyed.connect(lambda *_: setattr(self, "menu", None) if self.menu is menu else None)
         menu.popup(self._click_at)
         self.suggestions_shown.emit()

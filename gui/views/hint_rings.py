@@ -5,7 +5,7 @@ of the model's likeliest colours for a click, with Other… for any colour.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,11 +96,17 @@ class Ring(QGraphicsEllipseItem):
 RGB = tuple[int, int, int]
 
 
-def colour_menu(parent: QWidget | None, colours: list[RGB], pick: Callable[[RGB], None]) -> QMenu:
-    """A swatch per colour, most likely first, then Other… (a colour dialog starting at the likeliest)."""
+def colour_menu(parent: QWidget | None, colours: list[RGB], pick: Callable[[RGB], None],
+                recent: Sequence[RGB] = ()) -> QMenu:
+    """A swatch per colour, most likely first; the colours of the hints placed last (``recent``), under "Used
+    before"; then Other… (a colour dialog starting at the likeliest).
+    """
     menu = QMenu(parent)
     menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    for rgb in colours:
+    used = [rgb for rgb in recent if rgb not in colours]
+    for i, rgb in enumerate([*colours, *used]):
+        if i == len(colours):
+            menu.addSection("Used before")
         swatch = QPixmap(24, 16)
         swatch.fill(QColor(*rgb))
         action = menu.addAction(QIcon(swatch), "{}  #{:02x}{:02x}{:02x}".format(colour_name(rgb), *rgb))

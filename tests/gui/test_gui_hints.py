@@ -409,3 +409,26 @@ def test_the_run_again_offer_follows_the_selection_away_from_the_photo_whose_hin
                                          | QItemSelectionModel.SelectionFlag.Rows)
     text = window.status_label.text()
     assert "with no photo selected, Run Again" in text and "the selected photo is not among them" in text
+
+
+def test_the_colour_menu_offers_the_colours_of_the_hints_placed_last_after_the_likeliest(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from gui.model.hint_store import HintStore
+    from gui.views.hint_rings import colour_menu
+
+    store = HintStore(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    first, second = tmp_path / "a.png", tmp_path / "b.png"
+    store.set(first, [Hint(0.1, 0.1, (1, 2, 3)), Hint(0.2, 0.2, (4, 5, 6))])
+    store.set(second, [Hint(0.3, 0.3, (7, 8, 9))])
+    store.set(first, [*store.get(first), Hint(0.5, 0.5, (10, 11, 12))])  # the first photo again, last
+    assert store.recent_colours() == [(10, 11, 12), (4, 5, 6), (1, 2, 3), (7, 8, 9)]
+    assert store.recent_colours(limit=2) == [(10, 11, 12), (4, 5, 6)]
+    picked = []
+    menu = colour_menu(None, [(4, 5, 6), (200, 0, 0)], picked.append, store.recent_colours())
+    swatches = [a for a in menu.actions() if not a.isSeparator() and "#" in a.text()]
+    assert [a.text().split("#")[1] for a in swatches] == ["040506", "c80000", "0a0b0c", "010203", "070809"]
+    assert any(a.isSeparator() and a.text() == "Used before" for a in menu.actions())
+    swatches[2].trigger()
+    assert picked == [(10, 11, 12)]
+    menu.deleteLater()
