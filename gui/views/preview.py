@@ -197,6 +197,9 @@ class BeforeAfterView(QWidget):
         return self._ab
 
     def after_image(self) -> QImage:
+        """The colour on show as an export has it: never the stripes of Show Where Unsure (Export Comparison)."""
+        if self._doubt is not None and self._L is not None and self._ab is not None:
+            return to_qimage(colour_image(self._L, self._ab, self.strength_percent() / 100))
         return self.after_item.pixmap().toImage()
 
     def before_image(self) -> QImage:
