@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyledItemDelegate, QStyleOptionViewItem, QTableView
 
 from gui.model.queue_model import COL_FILE, COL_MESSAGE, COMPARE_COLUMNS, QueueModel
@@ -43,6 +43,17 @@ class QueueTable(QTableView):
         for col, width in enumerate(COLUMN_WIDTHS):
             title = str(model.headerData(col, Qt.Orientation.Horizontal))
             header.resizeSection(col, max(width, self.fontMetrics().horizontalAdvance(title) + padding))
+
+    def selectionCommand(self, index: QModelIndex | QPersistentModelIndex,  # noqa: N802 - Qt's name
+                         event: QEvent | None = None) -> QItemSelectionModel.SelectionFlag:
+        """Ctrl+Home and Ctrl+End select the first and last photo, as in a file manager (Qt's extended selection
+        only moves the current row for a key held with Ctrl, so the preview did not follow).
+        """
+        if isinstance(event, QKeyEvent) and event.key() in (Qt.Key.Key_Home, Qt.Key.Key_End) \
+                and event.modifiers() == Qt.KeyboardModifier.ControlModifier:
+            return (QItemSelectionModel.SelectionFlag.ClearAndSelect
+                    | QItemSelectionModel.SelectionFlag.Rows)
+        return super().selectionCommand(index, event)
 
     def selected_rows(self) -> list[int]:
         """The selected rows' positions, in the order they were selected."""

@@ -258,3 +258,20 @@ def test_export_comparison_opens_in_the_photos_folder_while_the_output_folder_is
                         lambda parent, title, start, *a: (starts.append(Path(start)), ("", ""))[1])
     assert window.viewer.export_comparison() is None  # the dialog cancelled
     assert starts[0].parent == photo.parent  # not the program's working folder
+
+
+def test_ctrl_end_and_ctrl_home_select_the_last_and_first_photo_not_only_move_the_outline(
+        make_window, backend, grey_photos, qtbot):
+    from PySide6.QtCore import Qt
+
+    window = make_window(backend)
+    window.queue_presenter.add_paths(grey_photos(4))
+    table = window.table
+    table.setFocus()
+    table.selectRow(1)
+    qtbot.keyClick(table, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+    assert table.selected_rows() == [3]
+    qtbot.keyClick(table, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+    assert table.selected_rows() == [0]
+    qtbot.keyClick(table, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)  # the rest as before: Shift extends
+    assert table.selected_rows() == [0, 1]
