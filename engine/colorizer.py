@@ -35,6 +35,7 @@ from .model import MULTIPLE, CVUNet
 from .options import MIN_WORK, ColorizeSettings, engine_device
 from .runtimes import Runtime, make_runtime, optimized_or_baseline
 from .runtimes.replay import give_back_freed_memory
+from .unsure import unsure_map
 from .weights import load_model
 
 log = logging.getLogger(__name__)
@@ -377,15 +378,12 @@ class Colorizer:
         photo's own lightness there: what the app offers as hint colours. Runs the textbook model on
         the CPU, one photo (fp32).
         """
-        self.check_hints([hints] if hints else None)
         if not (0.0 <= x <= 1.0 and 0.0 <= y <= 1.0):
             raise ValueError(f"a point's x and y are relative (0..1), got ({x}, {y})")
-        item = prepare(image, self.settings.size)
-        canvas, hint_canvas = pack([item]), pack_hints([item], [hints] if hints else None)
-        model = self.model.eval()  # fp32 on the CPU, as load_model gives it
+        item, logits = self._cpu_logits(image, hints)
+        model = self.model
         with torch.inference_mode():
-            h_t = None if hint_canvas is None else torch.from_numpy(hint_canvas)
-            probs = model.ab_distribution(torch.from_numpy(canvas), h_t)[0]
+            probs = model.readout.probabilities(logits)[0]
         h, w = item.small.shape
         r, c = (v // 4 for v in relative_pixel(x, y, h, w))  # the distribution is at a quarter of the working size
         p = probs[:, r, c].double().numpy()
@@ -394,19 +392,22 @@ class Colorizer:
 
 
     def doubt(self, image: np.ndarray, hints: Sequence[Hint] = ()) -> np.ndarray:
-        """Where the model is unsure of its colour: H x W float32 at the photo's size, 0 sure .. 1
-        (``CVUNet.doubt_map``). The textbook model on the CPU in fp32, one photo, as ``suggest``.
+        """Where the colour is the model's unsure guess, less where ``hints`` decide it (``unsure.unsure_map``):
+        H x W float32 at the photo's size, 0 .. 1. The textbook model on the CPU in fp32, one photo, as ``suggest``.
+        """
+        item, logits = self._cpu_logits(image, hints)
+        return unsure_map(self.model, logits, item.small, item.shape, hints)
+
+    def _cpu_logits(self, image: np.ndarray, hints: Sequence[Hint]) -> tuple[Prepared, torch.Tensor]:
+        """One photo's ab-bin logits (1 x Q x H/4 x W/4) from the textbook model on the CPU in fp32, as
+        ``load_model`` gives it: ``suggest`` and ``doubt`` read the distribution, which no runtime returns.
         """
         self.check_hints([hints] if hints else None)
         item = prepare(image, self.settings.size)
         canvas, hint_canvas = pack([item]), pack_hints([item], [hints] if hints else None)
         with torch.inference_mode():
             h_t = None if hint_canvas is None else torch.from_numpy(hint_canvas)
-            quarter = self.model.eval().doubt_map(torch.from_numpy(canvas), h_t)[0, 0].numpy()
-        h, w = item.small.shape
-        quarter = np.ascontiguousarray(quarter[: -(-h // 4), : -(-w // 4)])  # the photo's part of the canvas
-        H, W = item.shape
-        return np.clip(cv2.resize(quarter, (W, H), interpolation=cv2.INTER_LINEAR), 0.0, 1.0).astype(np.float32)
+            return item, self.model.eval().logits(torch.from_numpy(canvas), h_t)[0]
 
 
 MODE_MERGE = 10.0  # ab units: modes closer than this are one colour

@@ -21,7 +21,7 @@ from torch import nn
 from .color import AB_RANGE
 from .encoder import ENCODERS, ConvBN, EfficientNetLite
 from .hints import HINT_CHANNELS
-from .readout import Readout, annealed_mean, unsure
+from .readout import Readout, annealed_mean
 
 MULTIPLE = 32  # the encoder's total stride: inputs are padded to a multiple of it
 # The encoder sees L * L_SCALE - L_SHIFT: L 0..100 to the -1..1 range of its ImageNet training.
@@ -342,11 +342,6 @@ class CVUNet(nn.Module):
         """
         logits = self.logits(L, hints)[0]
         return self.readout.probabilities(logits)
-
-    def doubt_map(self, L: torch.Tensor, hints: torch.Tensor | None = None) -> torch.Tensor:
-        """Where the colour is unsure (N x 1 x H/4 x W/4, 0 sure .. 1, ``readout.unsure``): what the app shades."""
-        logits = self.logits(L, hints)[0]
-        return unsure(self.readout.variance(logits, self.bins), self.readout.doubt_pull)
 
 
 def with_hint_channels(model: CVUNet, hint_channels: int = HINT_CHANNELS) -> CVUNet:

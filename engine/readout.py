@@ -47,12 +47,13 @@ def doubt_scale(variance: torch.Tensor, pull: float) -> torch.Tensor:
     return 1.0 / (1.0 + (pull / AB_RANGE**2) * variance)
 
 
-DISPLAY_PULL = 32.0  # the shipped read-out's pull: a read-out without one still shows its doubt on this scale
+DISPLAY_PULL = 32.0  # the shipped read-out's pull: the scale a read-out without a pull shows its doubt on
 
 
 def unsure(variance: torch.Tensor, pull: float) -> torch.Tensor:
-    """How unsure the colour is, 0 sure .. 1: the share of it a doubt pull takes away at this variance (the
-    read-out's own pull, or ``DISPLAY_PULL`` where it has none), so that what the app shades is what greys it.
+    """How unsure the colour is, 0 sure .. 1: the share of it a doubt pull takes away at this variance. The
+    read-out's own pull, so that what is striped is what it greys; ``DISPLAY_PULL`` for a read-out that greys
+    nothing, whose doubt is still worth showing.
     """
     return 1.0 - doubt_scale(variance, pull or DISPLAY_PULL)
 

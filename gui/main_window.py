@@ -123,7 +123,7 @@ class MainWindow(QMainWindow):
                                       self.engine_panel.choice, self.set_status, self)
         self.controller.finished.connect(self.hint_editor.follow_batch)
         self.unsure = UnsurePresenter(self.preview, self.hint_editor, self.hint_editor.recolourer,
-                                      self.engine_panel.choice, self)
+                                      self.engine_panel.choice, lambda: self.controller.running, self)
         self.hint_files = HintFiles(self.hint_store, self.history.stack,
                                     lambda: [(r.path, r.root) for r in self.queue.rows()], self.set_status, self)
         self.viewer = PreviewPresenter(self.queue, self.table, self.preview, self.hint_editor, self.export_panel,
@@ -165,6 +165,8 @@ class MainWindow(QMainWindow):
             changed.connect(lambda *_: self.batch.offer.update())
         self.hint_store.changed.connect(lambda _path: self.batch.offer.update("Hints"))
         self.table.selection_changed.connect(self.batch.offer.selection_changed)
+        for changed in (self.engine_panel.changed, self.controller.running_changed):
+            changed.connect(self.unsure.refresh)
         for signal in (self.queue.rowsInserted, self.queue.rowsRemoved, self.queue.modelReset):
             signal.connect(self.update_actions)
             signal.connect(self.batch.queue_changed)

@@ -115,8 +115,6 @@ class OutputPlanner:
             return job.path, f"a colour version of '{self._copy_of[real]}' beside it: an earlier run's output"
         folder, name, ext = self._where_of.get(job.index) or self._where(job)
         own_output = self._own_output(job, folder, name, ext)
-        if own_output is not None and own_output.stem != name:  # its "(n)" name of before: replaced, no new copy
-            self.replaced_own[job.index] = f"replaced its last output '{own_output.name}'"
         out = own_output or folder / (name + ext)
         key = os.path.realpath(out)
         owner, owner_path = self._own_names.get(key, (job.index, ""))
@@ -137,6 +135,8 @@ class OutputPlanner:
                     self.taken.add(key)
                     return out, EXISTS
                 self.renamed.add(job.index)
+        if own_output is not None and out == own_output and own_output.stem != name and own_output.exists():
+            self.replaced_own[job.index] = f"replaced its last output '{own_output.name}'"  # its "(n)": no new copy
         self.taken.add(key)
         return out, ""
 

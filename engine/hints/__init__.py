@@ -23,9 +23,9 @@ from .hints_file import (
 from .matching import HintMatch, match_hints, photo_key
 from .network_map import fit_chroma, hint_map
 from .point import HINT_CHANNELS, HINT_RADIUS, Hint, relative_pixel
-from .spread import SPREAD_GRID, HintSpread, spread_hints
+from .spread import SPREAD_GRID, HintSpread, hint_share, spread_hints
 
 __all__ = ["HINTS_FILE_VERSION", "HINT_CHANNELS", "HINT_RADIUS", "SPREAD_GRID", "TRAIN_PATCHES", "Hint", "HintMatch",
            "HintSpread", "HintsFile", "HintsFileError", "fit_chroma", "hint_map", "hints_document", "load_hints_file",
            "match_hints", "parse_hints", "photo_key", "relative_pixel", "sample_hints", "save_hints_file",
-           "simulate_hints", "spread_hints"]
+           "simulate_hints", "spread_hints", "hint_share"]

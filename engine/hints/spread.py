@@ -38,6 +38,45 @@ class HintSpread:
     colour: float = 0.0  # ab units: the scale of the difference in the network's own colour from the hint's (0: off)
 
 
+def _weights(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread,
+             reference: np.ndarray | None) -> tuple[list[np.ndarray], tuple[int, int]]:
+    """Each hint's weight on the spread's grid (``spread_hints``' formula, without the floor), and the grid's size."""
+    h, w = L.shape
+    scale = min(1.0, SPREAD_GRID / max(h, w))
+    gh, gw = max(1, round(h * scale)), max(1, round(w * scale))
+
+    def to_grid(a: np.ndarray) -> np.ndarray:
+        return cv2.resize(a, (gw, gh), interpolation=cv2.INTER_AREA).reshape(gh, gw, *a.shape[2:]) \
+            if (gh, gw) != (h, w) else a
+
+    grid_L = to_grid(L)
+    ys = (np.arange(gh, dtype=np.float32) + 0.5) * (h / gh)
+    xs = (np.arange(gw, dtype=np.float32) + 0.5) * (w / gw)
+    two_d2 = 2.0 * (spread.reach * min(h, w)) ** 2
+    two_l2 = 2.0 * spread.lightness ** 2
+    grid_ab = None
+    if spread.colour > 0:
+        grid_ab = to_grid(ab if reference is None else np.ascontiguousarray(reference, np.float32))
+        two_c2 = 2.0 * spread.colour ** 2
+    weights = []
+    for hint in hints:
+        r, c = hint.pixel(h, w)
+        dist = ((ys - (r + 0.5)) ** 2)[:, None] + ((xs - (c + 0.5)) ** 2)[None, :]
+        exponent = -dist / two_d2 - (grid_L - L[r, c]) ** 2 / two_l2
+        if grid_ab is not None:  # against the hint's own grid cell: weight 1 there, even on a colour edge
+            here = grid_ab[min(gh - 1, int(r * gh / h)), min(gw - 1, int(c * gw / w))]
+            exponent = exponent - ((grid_ab - here) ** 2).sum(axis=-1) / two_c2
+        weights.append(np.exp(exponent).astype(np.float32))
+    return weights, (gh, gw)
+
+
+def _to_full(grid: np.ndarray, h: int, w: int) -> np.ndarray:
+    if grid.shape[:2] == (h, w):
+        return grid
+    full = cv2.resize(grid, (w, h), interpolation=cv2.INTER_LINEAR)
+    return np.asarray(full, np.float32).reshape(h, w, *grid.shape[2:])
+
+
 def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread,
                  reference: np.ndarray | None = None) -> np.ndarray:
     """The ab (h x w x 2) with each hint's correction carried to the pixels around it of a similar lightness.
@@ -56,35 +95,22 @@ def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: H
     L_at = np.array([L[r, c] for r, c in pixels], np.float32)
     want = fit_chroma(L_at, np.array([hint.ab() for hint in hints], np.float32))
     delta = want - np.array([ab[r, c] for r, c in pixels], np.float32)
-    scale = min(1.0, SPREAD_GRID / max(h, w))
-    gh, gw = max(1, round(h * scale)), max(1, round(w * scale))
-
-    def to_grid(a: np.ndarray) -> np.ndarray:
-        return cv2.resize(a, (gw, gh), interpolation=cv2.INTER_AREA).reshape(gh, gw, *a.shape[2:]) \
-            if (gh, gw) != (h, w) else a
-
-    grid_L = to_grid(L)
-    ys = (np.arange(gh, dtype=np.float32) + 0.5) * (h / gh)
-    xs = (np.arange(gw, dtype=np.float32) + 0.5) * (w / gw)
-    two_d2 = 2.0 * (spread.reach * min(h, w)) ** 2
-    two_l2 = 2.0 * spread.lightness ** 2
+    weights, (gh, gw) = _weights(L, ab, hints, spread, reference)
     num = np.zeros((gh, gw, 2), np.float32)
     den = np.full((gh, gw), spread.floor, np.float32)
-    grid_ab = None
-    if spread.colour > 0:
-        grid_ab = to_grid(ab if reference is None else np.ascontiguousarray(reference, np.float32))
-        two_c2 = 2.0 * spread.colour ** 2
-    for (r, c), Lk, d in zip(pixels, L_at, delta, strict=True):
-        dist = ((ys - (r + 0.5)) ** 2)[:, None] + ((xs - (c + 0.5)) ** 2)[None, :]
-        exponent = -dist / two_d2 - (grid_L - Lk) ** 2 / two_l2
-        if grid_ab is not None:  # against the hint's own grid cell: weight 1 there, even on a colour edge
-            here = grid_ab[min(gh - 1, int(r * gh / h)), min(gw - 1, int(c * gw / w))]
-            exponent = exponent - ((grid_ab - here) ** 2).sum(axis=-1) / two_c2
-        weight = np.exp(exponent)
+    for weight, d in zip(weights, delta, strict=True):
         num += weight[..., None] * d
         den += weight
-    correction = (num / den[..., None]).astype(np.float32)
-    if (gh, gw) != (h, w):
-        correction = np.asarray(cv2.resize(correction, (w, h), interpolation=cv2.INTER_LINEAR),
-                                np.float32).reshape(h, w, 2)
-    return ab + correction
+    return ab + _to_full((num / den[..., None]).astype(np.float32), h, w)
+
+
+def hint_share(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread) -> np.ndarray:
+    """How much of each pixel's colour the hints decide (h x w, 0..1): their weights against the network's own
+    colour's ``floor`` in ``spread_hints``. Where it is near 1 the colour is the hints', not the network's guess.
+    """
+    h, w = L.shape
+    if not hints or spread.reach <= 0:
+        return np.zeros((h, w), np.float32)
+    weights, _ = _weights(L, ab, hints, spread, None)
+    total = np.sum(weights, axis=0)
+    return np.clip(_to_full((total / (spread.floor + total)).astype(np.float32), h, w), 0.0, 1.0)

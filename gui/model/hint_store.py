@@ -40,6 +40,9 @@ def path_key(path: Path) -> str:
     return str(Path(path).resolve())
 
 
+RECENT_COLOURS = 6  # colours offered under "Used before"
+
+
 class HintStore(QObject):
     """Each photo's hints by path; ``changed(path)`` after every change, saved shortly after (``flush``)."""
 
@@ -56,6 +59,8 @@ class HintStore(QObject):
                                if Path(k).exists()}
             except (ValueError, HintsFileError):  # damaged settings must not stop the app
                 self._hints = {}
+        self._recent: list[tuple[int, int, int]] = list(dict.fromkeys(
+            h.rgb for hints in reversed(list(self._hints.values())) for h in reversed(hints)))[:RECENT_COLOURS]
         self._save_timer = QTimer(self)
         self._save_timer.setSingleShot(True)
         self._save_timer.setInterval(SAVE_DELAY_MS)
@@ -75,25 +80,23 @@ class HintStore(QObject):
             key, hints = path_key(path), tuple(hints)
             if self._hints.get(key, ()) == hints:
                 continue
-            self._hints.pop(key, None)
+            placed = [h.rgb for h in hints if h.rgb not in {old.rgb for old in self._hints.get(key, ())}]
+            self._recent = list(dict.fromkeys([*reversed(placed), *self._recent]))[:RECENT_COLOURS]
             if hints:
-                self._hints[key] = hints  # at the end: the photos in the order their hints last changed
+                self._hints[key] = hints
+            else:
+                self._hints.pop(key, None)
             changed.append(key)
         if changed:
             self._save_timer.start()
             self.changed.emit(changed[0] if len(changed) == 1 else "")
 
-    def recent_colours(self, limit: int = 6) -> list[tuple[int, int, int]]:
-        """The colours of the hints placed last, newest first, each once: a colour picked with Other… is one
-        click away for the next hint, on this photo or another.
+    def recent_colours(self) -> list[tuple[int, int, int]]:
+        """The colours last given to hints, newest first, each once (a hint moved or a photo's hints undone give
+        none; at the start, those of the hints remembered): a colour found with Other… is one click away for the
+        next hint, on this photo or another.
         """
-        seen: dict[tuple[int, int, int], None] = {}
-        for hints in reversed(list(self._hints.values())):
-            for hint in reversed(hints):
-                seen.setdefault(hint.rgb, None)
-                if len(seen) == limit:
-                    return list(seen)
-        return list(seen)
+        return list(self._recent)
 
     def flush(self) -> None:
         """Write the hints to the settings now (the timer after a change, and at close)."""

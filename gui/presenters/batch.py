@@ -199,6 +199,7 @@ class BatchPresenter(QObject):
     @Slot(str)
     def _on_started(self, description: str) -> None:
         self.say(f"Colorizing {self._whom} with {description}")
+        self.offer.offering = False  # the status line is the run's now: no offer to say again for a selection
         if model := description.partition(" · ")[2]:  # auto's choice, shown while the run goes on
             self.views.summary.show_model(model)
 
@@ -305,8 +306,11 @@ class RunAgainOffer:
         self.offering, self.what = bool(stale), what
 
     def selection_changed(self) -> None:
-        if self.offering:
+        """Run Again takes the selection: an offer on show is said again for it (and nothing once none holds)."""
+        if self.offering and stale_keys(self.batch.queue, self.batch.settings(), self.batch.hint_store):
             self.update(self.what)
+        else:
+            self.offering = False
 
 
 def show_queue(progress: QProgressBar, summary: SummaryPanel, queue: QueueModel) -> None:

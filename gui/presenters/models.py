@@ -24,15 +24,17 @@ class ModelsPresenter(QObject):
         engine_panel.card_requested.connect(self.show_card)
         self.refresh()
 
-    def refresh(self, select: str | None = None) -> str:
+    def refresh(self, select: str | None = None) -> str | None:
         """List the models again (after a teach or a delete); choose ``select`` when given and usable. Returns the
-        name of the model chosen before (what a kept model replaces).
+        name of the model chosen before (what a kept model replaces); None where ``select`` could not be chosen
+        (this says why).
         """
         before = self.engine_panel.chosen_model().name
         self.engine_panel.set_models(self.backend.models())
         if select is not None and not self.engine_panel.select_model(select):
             self.say(f"The model '{select}' cannot be used: colorizing with "
                      f"{self.engine_panel.chosen_model().name}")
+            return None
         return before
 
     def card_text(self) -> str:

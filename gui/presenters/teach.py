@@ -42,7 +42,7 @@ class TeachPresenter(QObject):
 
     extra_args: Sequence[str] = ()
 
-    def __init__(self, backend: Backend, models_changed: Callable[[str | None], str], say: Callable[[str], None],
+    def __init__(self, backend: Backend, models_changed: Callable[[str | None], str | None], say: Callable[[str], None],
                  parent: QWidget, program: str | None = None, qsettings: QSettings | None = None) -> None:
         super().__init__(parent)
         self.qsettings = qsettings
@@ -234,8 +234,9 @@ class TeachPresenter(QObject):
         name = self._name
         self._dismiss()
         before = self.models_changed(name)
-        self.say(f"Kept the model '{name}': the Engine panel colorizes every photo with it now (Model > Show Model "
-                 f"Card){kept_in_place_of(before, name)}")
+        if before is not None:  # None: it could not be chosen, and the line says why
+            self.say(f"Kept the model '{name}': the Engine panel colorizes every photo with it now (Model > Show "
+                     f"Model Card){kept_in_place_of(before, name)}")
 
     @Slot()
     def discard(self) -> None:
@@ -278,7 +279,9 @@ class TeachPresenter(QObject):
 
 
 def kept_in_place_of(before: str, kept: str) -> str:
-    """What a kept model replaced, said where it was more than one model: Auto sent old prints to Old prints."""
+    """"; in place of …": the model a kept one took the place of in the Engine panel (nothing where it was itself).
+    Auto is named with what it did, since one model now colours old prints too.
+    """
     if before == AUTO:
         return ("; in place of Auto, which gave scans of old prints the Old prints model: choose Auto in the Model "
                 "list to go back to it")

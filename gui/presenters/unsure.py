@@ -23,9 +23,11 @@ class UnsurePresenter(QObject):
     """
 
     def __init__(self, preview: BeforeAfterView, editor: HintEditor, recolourer: Recolourer | None,
-                 settings: Callable[[], ColorizeSettings], parent: QObject | None = None) -> None:
+                 settings: Callable[[], ColorizeSettings], running: Callable[[], bool],
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.preview, self.editor, self.recolourer, self.settings = preview, editor, recolourer, settings
+        self.running = running  # no model run of its own beside a batch's (each photo done would ask): after it
         self.action = QAction("Show Where &Unsure", self)
         self.action.setCheckable(True)
         self.action.setShortcut(QKeySequence("Ctrl+U"))
@@ -40,14 +42,18 @@ class UnsurePresenter(QObject):
 
     @Slot()
     def refresh(self, *_: object) -> None:
-        """The photo on show, its colour or the action changed: ask again, or take the stripes off."""
+        """The photo on show, its colour, the model, a batch's start or end, or the action changed: ask again (the
+        stripes on show stay until the answer), or take the stripes off.
+        """
         L, key = self.preview.grey(), self.editor.key
         if not self.action.isChecked() or self.recolourer is None or L is None or key is None \
-                or self.preview.colour() is None:
+                or self.preview.colour() is None or self.running():
             self.preview.set_doubt(None)
             return
         self.recolourer.doubt(key, L, self.editor.hints(), self.settings(), self.editor.path)
 
-    def _on_doubt(self, key: int, hints: tuple[Hint, ...], _settings: ColorizeSettings, doubt: np.ndarray) -> None:
-        if self.action.isChecked() and key == self.editor.key and hints == self.editor.hints():
+    def _on_doubt(self, key: int, hints: tuple[Hint, ...], settings: ColorizeSettings, doubt: np.ndarray) -> None:
+        """An answer counts for the photo, hints and model on show now only: a late one for others is dropped."""
+        if self.action.isChecked() and key == self.editor.key and hints == self.editor.hints() \
+                and settings == self.settings() and not self.running():
             self.preview.set_doubt(doubt)

@@ -169,6 +169,8 @@ def nearest_folder(path: Path) -> Path:
     """``path`` or the nearest folder above it that exists: a dialog given a folder not made yet (the first run's
     Pictures/Colorized) opens in the program's working folder instead.
     """
+    if not str(path).strip() or path == Path():
+        return Path.home()  # an empty field: not the working folder either
     path = path.expanduser()
     for folder in (path, *path.parents):
         if folder.is_dir():

@@ -358,3 +358,23 @@ def test_a_run_again_over_its_own_copy_name_says_it_replaced_that_file_and_count
     assert "replaced its last output 'x (1).png'" in results[0].message
     assert (out / "x.png").read_bytes() == b"kept: the user wrote a copy beside it"
     assert sorted(p.name for p in out.iterdir()) == ["x (1).png", "x.png"]
+
+
+def test_a_run_again_whose_own_copy_name_goes_to_another_photo_is_not_said_to_have_replaced_it(tmp_path):
+    from engine.batch.planning import OutputPlanner
+    from engine.options import Job
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "x.png").write_bytes(b"someone else's x")
+    (out / "x (1).png").write_bytes(b"the photo's own output")
+    photo, other = tmp_path / "in" / "x.png", tmp_path / "in2" / "x (1).png"
+    again = Job(0, photo, photo.parent, replaces=out / "x (1).png")
+    beside = Job(1, other, other.parent)  # a photo named "x (1)": that output name is its own
+    planner = OutputPlanner(ExportOptions(out), [again, beside])
+    assert planner.plan(again) == (out / "x (2).png", "")
+    assert 0 in planner.renamed and 0 not in planner.replaced_own
+    (out / "x (1).png").unlink()  # its last output deleted since: nothing replaced, whatever the name
+    gone = Job(0, photo, photo.parent, replaces=out / "x (1).png")
+    planner = OutputPlanner(ExportOptions(out), [gone])
+    assert planner.plan(gone)[0] == out / "x (1).png" and not planner.replaced_own

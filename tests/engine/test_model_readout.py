@@ -135,3 +135,20 @@ def test_the_doubt_map_is_the_share_of_colour_the_doubt_pull_takes_at_each_pixel
     expected = (1 - 1 / (1 + (pull or DISPLAY_PULL) / AB_RANGE**2 * variance))[:12, :16].float().numpy()
     upsampled = cv2.resize(np.ascontiguousarray(expected), (64, 48), interpolation=cv2.INTER_LINEAR)
     np.testing.assert_allclose(doubt, upsampled, atol=1e-3)
+
+
+def test_a_hint_takes_the_doubt_away_where_it_decides_the_colour_and_leaves_it_far_away():
+    from engine.colorizer import Colorizer
+    from engine.hints import Hint, HintSpread
+    from engine.model import with_hint_channels
+    from engine.options import ColorizeSettings
+
+    model = with_hint_channels(random_model(seed=3), 3)  # its hint inputs at zero: the network's doubt unchanged
+    model.readout = Readout(temperature=0.5, doubt_pull=8.0, spread=HintSpread(reach=0.1, lightness=50.0,
+                                                                               floor=0.05, colour=0.0))
+    c = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=64), model=model)
+    image = grey_photo(64, 64, seed=2)
+    alone = c.doubt(image)
+    hinted = c.doubt(image, [Hint(0.25, 0.25, (200, 40, 40))])
+    assert hinted[16, 16] < 0.1 * alone[16, 16]  # the hint's colour, not the network's guess
+    assert np.allclose(hinted[56:, 56:], alone[56:, 56:], atol=1e-3)  # far beyond its reach: as it was

@@ -419,16 +419,48 @@ def test_the_colour_menu_offers_the_colours_of_the_hints_placed_last_after_the_l
 
     store = HintStore(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     first, second = tmp_path / "a.png", tmp_path / "b.png"
+    for path in (first, second):
+        path.write_bytes(b"")  # hints are remembered for photos that exist
     store.set(first, [Hint(0.1, 0.1, (1, 2, 3)), Hint(0.2, 0.2, (4, 5, 6))])
     store.set(second, [Hint(0.3, 0.3, (7, 8, 9))])
-    store.set(first, [*store.get(first), Hint(0.5, 0.5, (10, 11, 12))])  # the first photo again, last
-    assert store.recent_colours() == [(10, 11, 12), (4, 5, 6), (1, 2, 3), (7, 8, 9)]
-    assert store.recent_colours(limit=2) == [(10, 11, 12), (4, 5, 6)]
+    store.set(first, [*store.get(first), Hint(0.5, 0.5, (10, 11, 12))])  # the first photo again, a new colour
+    assert store.recent_colours() == [(10, 11, 12), (7, 8, 9), (4, 5, 6), (1, 2, 3)]
+    store.set(second, [Hint(0.9, 0.9, (7, 8, 9))])  # a hint moved: no colour given, the order stays
+    assert store.recent_colours() == [(10, 11, 12), (7, 8, 9), (4, 5, 6), (1, 2, 3)]
+    many = [Hint(0.01 * i, 0.1, (i, i, i)) for i in range(20, 27)]
+    store.set(first, many)
+    store.set(first, [*many[:2], Hint(0.22, 0.1, (30, 30, 30)), *many[3:]])  # one hint's colour changed with Other…
+    assert store.recent_colours()[0] == (30, 30, 30) and len(store.recent_colours()) == 6
+    store.flush()
+    again = HintStore(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))  # a restart
+    remembered = {h.rgb for path in (first, second) for h in store.get(path)}
+    assert len(again.recent_colours()) == 6 and set(again.recent_colours()) <= remembered
     picked = []
-    menu = colour_menu(None, [(4, 5, 6), (200, 0, 0)], picked.append, store.recent_colours())
+    recent = [(10, 11, 12), (4, 5, 6), (1, 2, 3)]
+    menu = colour_menu(None, [(4, 5, 6), (200, 0, 0)], picked.append, recent)
     swatches = [a for a in menu.actions() if not a.isSeparator() and "#" in a.text()]
-    assert [a.text().split("#")[1] for a in swatches] == ["040506", "c80000", "0a0b0c", "010203", "070809"]
+    assert [a.text().split("#")[1] for a in swatches] == ["040506", "c80000", "0a0b0c", "010203"]
     assert any(a.isSeparator() and a.text() == "Used before" for a in menu.actions())
     swatches[2].trigger()
     assert picked == [(10, 11, 12)]
     menu.deleteLater()
+
+
+def test_after_run_again_a_selection_change_leaves_the_run_summary_on_the_status_line(
+        qtbot, make_window, hinted_backend, photo, tmp_path):
+    other = tmp_path / "elsewhere2" / "other.png"
+    other.parent.mkdir()
+    other.write_bytes(photo.read_bytes())
+    window = _window(qtbot, make_window, hinted_backend, photo)
+    window.queue_presenter.add_paths([other])
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        window.batch.start_batch()
+    _add(qtbot, window, 0.5, 0.5, GREEN)
+    assert "Hints changed since" in window.status_label.text()
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.run_again()
+    summary = window.status_label.text()
+    assert "Hints changed" not in summary
+    window.table.selectionModel().select(window.queue.index(1, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                         | QItemSelectionModel.SelectionFlag.Rows)
+    assert window.status_label.text() == summary  # not "up to date", not an offer: the run's own line stays
