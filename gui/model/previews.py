@@ -38,6 +38,13 @@ def shade_unsure(rgb: np.ndarray, doubt: np.ndarray) -> np.ndarray:
     return (rgb * (1.0 - alpha) + UNSURE_RGB * alpha + 0.5).astype(np.uint8)
 
 
+def unsure_caption(doubt: np.ndarray) -> str:
+    """What the After caption adds while the stripes are on: a photo without any says why, not "striped"."""
+    if (doubt > UNSURE_FROM).any():
+        return " · striped where the model is unsure"
+    return " · no stripes: the model is sure of every part"
+
+
 def preview_from_files(source: Path, output: Path | None, size: int) -> tuple[np.ndarray, np.ndarray | None]:
     """(L, ab) at most ``size`` px from the files on disk, for photos whose cached preview was dropped.
     ab comes from the written output (None when there is none yet).

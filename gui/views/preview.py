@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.color import grey_rgb
-from gui.model.previews import colour_image, shade_unsure
+from gui.model.previews import colour_image, shade_unsure, unsure_caption
 from gui.views.preview_parts import (
     STRENGTH_STEP,
     Placeholder,
@@ -168,12 +168,11 @@ class BeforeAfterView(QWidget):
             return
         rgb = colour_image(self._L, self._ab, self.strength_percent() / 100)
         doubt = self._doubt if self._doubt is not None and self._doubt.shape == self._L.shape else None
-        unsure = doubt is not None
         pixmap = QPixmap.fromImage(to_qimage(shade_unsure(rgb, doubt) if doubt is not None else rgb))
         self.after_item.setPixmap(pixmap)
         self.wipe.set_pixmap(pixmap)
         self.after_caption.setText(f"After: colour · strength {self.strength_percent()}%"
-                                   + (" · striped where the model is unsure" if unsure else ""))
+                                   + (unsure_caption(doubt) if doubt is not None else ""))
 
     def set_colour(self, ab: np.ndarray) -> None:
         """New colour for the photo on show (re-coloured after its hints changed): same grey, view and zoom."""

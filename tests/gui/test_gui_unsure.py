@@ -124,3 +124,10 @@ def test_no_doubt_is_asked_while_a_batch_runs(qtbot, make_window, varied_backend
     window.unsure.recolourer.doubt = lambda *args: asked.append(args)
     window.unsure.refresh()
     assert not asked and window.preview._doubt is None  # a batch's photos come and go: no stripes of another's
+
+
+def test_the_caption_says_when_the_model_is_sure_of_every_part():
+    from gui.model.previews import UNSURE_FROM, unsure_caption
+
+    assert "striped where the model is unsure" in unsure_caption(np.full((4, 4), UNSURE_FROM + 0.1, np.float32))
+    assert "no stripes" in unsure_caption(np.full((4, 4), UNSURE_FROM - 0.1, np.float32))
