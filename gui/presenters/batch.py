@@ -291,12 +291,14 @@ class RunAgainOffer:
         self.offering = False
         self.what = "Settings"
 
-    def update(self, what: str = "Settings") -> None:
-        """Settings (or hints: ``what``) changed: where done photos were made with others, say Run Again redoes them."""
+    def update(self, what: str = "Settings", stale: list[int] | None = None) -> None:
+        """Settings (or hints: ``what``) changed: where done photos were made with others (``stale``, worked out
+        here unless given), say Run Again redoes them.
+        """
         b = self.batch
         if b.controller.running:
             return
-        stale = stale_keys(b.queue, b.settings(), b.hint_store)
+        stale = stale_keys(b.queue, b.settings(), b.hint_store) if stale is None else stale
         if stale:
             selected = set(b.selected_keys())
             b.say(changed_text(len(stale), b.shortcut("run_again"), what, len(selected),
@@ -307,8 +309,9 @@ class RunAgainOffer:
 
     def selection_changed(self) -> None:
         """Run Again takes the selection: an offer on show is said again for it (and nothing once none holds)."""
-        if self.offering and stale_keys(self.batch.queue, self.batch.settings(), self.batch.hint_store):
-            self.update(self.what)
+        stale = stale_keys(self.batch.queue, self.batch.settings(), self.batch.hint_store) if self.offering else []
+        if stale:
+            self.update(self.what, stale)
         else:
             self.offering = False
 

@@ -36,6 +36,24 @@ def hinted_model():
     return m.eval()
 
 
+def _two_done_then_a_hint_on_the_first(qtbot, make_window, backend, photo, tmp_path):
+    """Two photos colorized, then a hint placed on the first (selected): Run Again is on offer."""
+    other = tmp_path / "elsewhere" / "other.png"
+    other.parent.mkdir()
+    other.write_bytes(photo.read_bytes())
+    window = _window(qtbot, make_window, backend, photo)
+    window.queue_presenter.add_paths([other])
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        window.batch.start_batch()
+    _add(qtbot, window, 0.5, 0.5, GREEN)
+    return window
+
+
+def _select_row(window, row):
+    window.table.selectionModel().select(window.queue.index(row, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                         | QItemSelectionModel.SelectionFlag.Rows)
+
+
 @pytest.fixture
 def hinted_backend(_gentle_torch, hinted_model):
     """A Backend on the random hinted model that records the hints every model call was given."""
@@ -396,17 +414,9 @@ def test_with_auto_a_hint_reaches_the_preview(qtbot, make_window, hinted_backend
 
 def test_the_run_again_offer_follows_the_selection_away_from_the_photo_whose_hints_changed(
         qtbot, make_window, hinted_backend, photo, tmp_path):
-    other = tmp_path / "elsewhere" / "other.png"
-    other.parent.mkdir()
-    other.write_bytes(photo.read_bytes())
-    window = _window(qtbot, make_window, hinted_backend, photo)
-    window.queue_presenter.add_paths([other])
-    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
-        window.batch.start_batch()
-    _add(qtbot, window, 0.5, 0.5, GREEN)
+    window = _two_done_then_a_hint_on_the_first(qtbot, make_window, hinted_backend, photo, tmp_path)
     assert "colorizes the 1 selected photo" in window.status_label.text()
-    window.table.selectionModel().select(window.queue.index(1, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
-                                         | QItemSelectionModel.SelectionFlag.Rows)
+    _select_row(window, 1)
     text = window.status_label.text()
     assert "with no photo selected, Run Again" in text and "the selected photo is not among them" in text
 
@@ -448,19 +458,11 @@ def test_the_colour_menu_offers_the_colours_of_the_hints_placed_last_after_the_l
 
 def test_after_run_again_a_selection_change_leaves_the_run_summary_on_the_status_line(
         qtbot, make_window, hinted_backend, photo, tmp_path):
-    other = tmp_path / "elsewhere2" / "other.png"
-    other.parent.mkdir()
-    other.write_bytes(photo.read_bytes())
-    window = _window(qtbot, make_window, hinted_backend, photo)
-    window.queue_presenter.add_paths([other])
-    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
-        window.batch.start_batch()
-    _add(qtbot, window, 0.5, 0.5, GREEN)
+    window = _two_done_then_a_hint_on_the_first(qtbot, make_window, hinted_backend, photo, tmp_path)
     assert "Hints changed since" in window.status_label.text()
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
         assert window.batch.run_again()
     summary = window.status_label.text()
     assert "Hints changed" not in summary
-    window.table.selectionModel().select(window.queue.index(1, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
-                                         | QItemSelectionModel.SelectionFlag.Rows)
+    _select_row(window, 1)
     assert window.status_label.text() == summary  # not "up to date", not an offer: the run's own line stays
