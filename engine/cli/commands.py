@@ -61,7 +61,7 @@ def readout_command(args: argparse.Namespace) -> int:
     card = choose_readout_elsewhere(ReadoutSettings(weights=args.weights, photos=args.photos, out=args.out,
                                                     min_gain_db=args.min_gain, size=args.size,
                                                     hint_colour_target=args.hint_colour_target,
-                                                    hints_only=args.hints_only))
+                                                    hints_only=args.hints_only, spread_rule=args.spread_rule))
     r = card["readout"]
     if args.hints_only:
         h = r["hint_spread"]

@@ -51,6 +51,7 @@ class ReadoutSettings:
     size: int = WORKING_SIZE  # whole photos, as the app colours them
     hint_colour_target: float | None = None  # e.g. 0.85: a hint gain too, keeping this much colour at 10 hints
     hints_only: bool = False  # keep the automatic read-out; choose the hint spread alone
+    spread_rule: str = "psnr"  # how the hint spread is chosen (``tuning.SPREAD_RULES``)
 
 
 def on_grid_edge(chosen: dict[str, float]) -> list[str]:
@@ -148,7 +149,8 @@ def choose_readout_elsewhere(s: ReadoutSettings) -> dict[str, Any]:
     if model.config.hint_channels:
         gains = (1.0,) if s.hint_colour_target is None else READOUT_HINT_GAINS
         spread, spread_rows = choose_spread_on_photos(model, photos.images, s.size, gains=gains,
-                                                      colour_target=s.hint_colour_target)
+                                                      colour_target=s.hint_colour_target, rule=s.spread_rule,
+                                                      names=photos.names)
         model.readout = replace(model.readout, spread=spread_of(spread))
         readout["hint_spread"] = {**spread, "search": spread_rows}
     card = before

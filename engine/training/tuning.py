@@ -140,9 +140,11 @@ def matching_gain(model: CVUNet, teacher: CVUNet, L: np.ndarray, ab: np.ndarray,
 
 
 SPREAD_HINTS = 10  # simulated hints per tuning crop when choosing the hint spread
-SPREADS = [(0.0, 10.0, 0.05, 0.0)] + [(r, lt, f, e) for r in (0.1, 0.2, 0.3, 0.45, 0.6) for lt in (5.0, 10.0, 20.0)
+SPREADS = [(0.0, 10.0, 0.05, 0.0)] + [(r, lt, f, e) for r in (0.1, 0.15, 0.2, 0.3, 0.45, 0.6) for lt in (5.0, 10.0, 20.0)
                                       for f in (0.02, 0.05, 0.2)
                                       for e in (0.0, 5.0, 10.0, 20.0, 40.0)]  # (reach, lightness, floor, colour)
+SPREAD_RULES = ("psnr", "local")  # the best 10-hint PSNR; or the least one-hint harm near it (``hint_locality``)
+SPREAD_SLACK_DB = 0.3  # "local": how far below the best 10-hint PSNR a spread may be
 
 
 def choose_spread(model: CVUNet, L: np.ndarray, ab: np.ndarray,
@@ -156,9 +158,14 @@ def choose_spread(model: CVUNet, L: np.ndarray, ab: np.ndarray,
 
 def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, seed: int = 0,
                             truths: list[np.ndarray] | None = None, gains: tuple[float, ...] = (1.0,),
-                            colour_target: float | None = None) -> tuple[dict[str, float], list[dict[str, float]]]:
+                            colour_target: float | None = None, rule: str = "psnr",
+                            names: list[str] | None = None) -> tuple[dict[str, float], list[dict[str, float]]]:
     """choose_spread on whole photos of any size (uint8 RGB), each at the working ``size``; ``truths``
     (float RGB 0..1) when the photos are rounded copies of them.
+
+    ``rule`` "local": each row also gets what one hint does beyond its own colour (``hint_locality``; the
+    photos' ``names`` seed its hints), and the chosen row is the least harm within SPREAD_SLACK_DB of the best
+    PSNR among the rows the colour target keeps.
 
     ``gains``: hinted-photo chroma gains (``HintSpread.gain``) tried with every spread. With a
     ``colour_target``, the best PSNR among the rows keeping that share of the originals' colourfulness
@@ -168,6 +175,7 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
     from ..colorizer import Colorizer, pack, pack_hints, prepare, spread_on_half, unpack
     from ..hints import HintSpread, simulate_hints
     from ..options import ColorizeSettings
+    from .hint_locality import least_harm, one_hint_cases, one_hint_figures
 
     colorizer = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=size, batch_size=8),
                                  model=model)
@@ -183,6 +191,10 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
             j += 1
         raw += list(colorizer.infer(pack(items[i:j]), pack_hints(items[i:j], hints[i:j])))
         i = j
+    if rule not in SPREAD_RULES:
+        raise ValueError(f"spread rule {rule!r}: one of {', '.join(SPREAD_RULES)}")
+    cases = [] if rule == "psnr" else [one_hint_cases(colorizer, names[i] if names else str(i), p)
+                                       for i, p in enumerate(photos)]
     rows = []
     for gain in gains:
         for reach, lightness, floor, colour in SPREADS:
@@ -193,9 +205,15 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
                          "psnr": float(np.mean([color.psnr(o, t) for o, t in zip(outs, truths, strict=True)])),
                          "colourfulness_ratio": float(np.mean([color.colourfulness(color.to_uint8(o)) for o in outs]))
                          / max(original, 1e-6)})
+            if cases:
+                figures = [one_hint_figures(c, spread) for c in cases]
+                rows[-1].update({f"one_hint_{k}": float(np.nanmean([f[k] for f in figures]))
+                                 for k in ("harm", "help", "far_moved")})
     vivid = rows if colour_target is None else [r for r in rows if r["colourfulness_ratio"] >= colour_target]
-    best = (max(vivid, key=lambda r: r["psnr"]) if vivid
-            else max(rows, key=lambda r: r["colourfulness_ratio"]))
+    if not vivid:
+        best = max(rows, key=lambda r: r["colourfulness_ratio"])
+    else:
+        best = least_harm(vivid, SPREAD_SLACK_DB) if cases else max(vivid, key=lambda r: r["psnr"])
     none = next(r["psnr"] for r in rows if r["reach"] == 0.0 and r["gain"] == 1.0) if 1.0 in gains else rows[0]["psnr"]
     target = {} if colour_target is None else {"colour_target": colour_target, "vivid": float(bool(vivid))}
     return {**best, "hints": SPREAD_HINTS, "gain_over_no_spread_db": round(best["psnr"] - none, 3), **target}, rows

@@ -1,0 +1,123 @@
+"""One hint's harm: how much a lone hint worsens the colours of the parts of a photo that are something else.
+
+Why: the 10-hint PSNR that chose the hint spread before rewards carrying a true colour far, and cannot see a
+hint on a parrot's belly turning its perch green (docs/experiments, "A hint spread that stays near its hint").
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from .. import color
+from ..colorizer import Colorizer, Prepared, pack, pack_hints, prepare, spread_on_half
+from ..hints import Hint, HintSpread, relative_pixel
+
+ONE_HINT_DRAWS = 3  # single hints per photo
+WRONG_SHARE = 0.25  # a hint goes where the automatic colour is among this share of the photo's most wrong
+OTHER_COLOUR = 20.0  # ab units from the hint's true colour: a pixel this far belongs to something else
+OWN_COLOUR = 10.0  # ab units: a pixel this near is of the hint's own colour
+FAR = 0.35  # of the shorter side: "far from the hint", for the share of pixels it moves
+MOVED = 10.0  # ab units: a pixel moved this much has visibly changed colour
+
+
+@dataclass(frozen=True)
+class OneHint:
+    """A photo given one hint, at the network's half working size: what each spread is tried on."""
+
+    item: Prepared
+    hint: Hint
+    hinted: np.ndarray  # the network's output with the hint (2 x H/2 x W/2 canvas)
+    auto: np.ndarray  # h2 x w2 x 2: the automatic colours, no hint
+    truth: np.ndarray  # h2 x w2 x 2: the original's ab
+    other: np.ndarray  # h2 x w2 bool: pixels of another colour than the hint's
+    own: np.ndarray  # h2 x w2 bool: pixels of the hint's own colour
+    far: np.ndarray  # h2 x w2 bool
+
+
+def hint_seed(name: str, draw: int) -> int:
+    """The same photo gets the same hints in any order and on any machine."""
+    return zlib.crc32(f"one-hint:{draw}:{name}".encode())
+
+
+def _half(item: Prepared) -> tuple[int, int]:
+    h, w = item.small.shape
+    return (h + 1) // 2, (w + 1) // 2
+
+
+def _hint_where_wrong(original: np.ndarray, wrong: np.ndarray, seed: int, patch: int = 5) -> Hint:
+    """A user's hint: at a seeded point among the WRONG_SHARE of pixels whose automatic colour is furthest from
+    the original's (``wrong``: ab error at the half size), the original's mean colour in a patch x patch square.
+    A person hints where the model went wrong; a random point is mostly where it was near right already.
+    """
+    h2, w2 = wrong.shape
+    rows, cols = np.nonzero(wrong >= np.quantile(wrong, 1.0 - WRONG_SHARE))
+    k = int(np.random.default_rng(seed).integers(len(rows)))
+    x, y = (cols[k] + 0.5) / w2, (rows[k] + 0.5) / h2
+    r, c = relative_pixel(float(x), float(y), *original.shape[:2])
+    half = patch // 2
+    block = original[max(0, r - half) : r + half + 1, max(0, c - half) : c + half + 1].reshape(-1, 3)
+    mean = np.clip(np.rint(block.astype(np.float64).mean(axis=0)), 0, 255).astype(int)
+    return Hint(float(x), float(y), (int(mean[0]), int(mean[1]), int(mean[2])))
+
+
+def one_hint_cases(colorizer: Colorizer, name: str, photo: np.ndarray,
+                   original: np.ndarray | None = None) -> list[OneHint]:
+    """``photo`` (uint8 RGB, what the user colours: a grey copy or a scan) with each of ONE_HINT_DRAWS single
+    hints at ``original``'s true colour (default: ``photo`` itself) where the automatic colour is wrong, the
+    network run once for all of them.
+    """
+    original = photo if original is None else original
+    if original.shape[:2] != photo.shape[:2]:
+        raise ValueError(f"{name}: the original is {original.shape[:2]}, the photo {photo.shape[:2]}")
+    item = prepare(photo, colorizer.settings.size)
+    h2, w2 = _half(item)
+    lab = color.rgb_to_lab(original.astype(np.float32) / 255.0)
+    truth = cv2.resize(np.ascontiguousarray(lab[..., 1:]), (w2, h2), interpolation=cv2.INTER_AREA).reshape(h2, w2, 2)
+    auto = colorizer.infer(pack([item]))[0][:, :h2, :w2].transpose(1, 2, 0)
+    wrong = np.hypot(*(auto - truth).transpose(2, 0, 1))
+    hints = [_hint_where_wrong(original, wrong, hint_seed(name, k)) for k in range(ONE_HINT_DRAWS)]
+    items = [item] * len(hints)
+    hinted = colorizer.infer(pack(items), pack_hints(items, [[hint] for hint in hints]))
+    yy, xx = np.mgrid[0:h2, 0:w2]
+    cases = []
+    for hint, out in zip(hints, hinted, strict=True):
+        r, c = hint.pixel(h2, w2)
+        here = truth[max(0, r - 1) : r + 2, max(0, c - 1) : c + 2].reshape(-1, 2).mean(axis=0)
+        apart = np.hypot(*(truth - here).transpose(2, 0, 1))
+        far = np.hypot(yy - r, xx - c) > FAR * min(h2, w2)
+        cases.append(OneHint(item, hint, out, auto, truth, apart > OTHER_COLOUR, apart < OWN_COLOUR, far))
+    return cases
+
+
+def one_hint_figures(cases: Sequence[OneHint], spread: HintSpread) -> dict[str, float]:
+    """One photo's figures under ``spread``: ``harm`` (mean ab error added on the pixels of another colour,
+    over its hints that have such pixels; nan if none has), ``help`` (error taken off the pixels of the hint's
+    own colour) and ``far_moved`` (share of far pixels moved more than MOVED).
+    """
+    harm, help_, moved = [], [], []
+    for case in cases:
+        h2, w2 = case.auto.shape[:2]
+        out = spread_on_half(case.hinted, case.item, [case.hint], spread)[:, :h2, :w2].transpose(1, 2, 0)
+        worse = np.hypot(*(out - case.truth).transpose(2, 0, 1)) - np.hypot(*(case.auto - case.truth).transpose(2, 0, 1))
+        if case.other.any():
+            harm.append(float(worse[case.other].mean()))
+        if case.own.any():
+            help_.append(float(-worse[case.own].mean()))
+        if case.far.any():
+            moved.append(float((np.hypot(*(out - case.auto).transpose(2, 0, 1))[case.far] > MOVED).mean()))
+
+    def mean(values: list[float]) -> float:
+        return float(np.mean(values)) if values else float("nan")
+
+    return {"harm": mean(harm), "help": mean(help_), "far_moved": mean(moved)}
+
+
+def least_harm(rows: Sequence[dict[str, float]], slack_db: float) -> dict[str, float]:
+    """The row of the least one-hint harm among those whose 10-hint PSNR is within ``slack_db`` of the best."""
+    best = max(r["psnr"] for r in rows)
+    return min((r for r in rows if r["psnr"] >= best - slack_db), key=lambda r: (r["one_hint_harm"], -r["psnr"]))
