@@ -28,7 +28,7 @@ from engine.options import (
     ColorizeSettings,
     ExportOptions,
 )
-from gui.model.models import AUTO
+from gui.model.models import AUTO, SHIPPED
 
 ORGANIZATION = "Colorizer"
 APPLICATION = "Colorizer"
@@ -47,10 +47,13 @@ class AppSettings:
 
 @dataclass(frozen=True)
 class TeachChoices:
-    """The Teach dialog's folders and time, offered again next time; not the name, which a new tune wants new."""
+    """The Teach dialog's folders, time and model to start from, offered again next time; not the name, which a
+    new tune wants new.
+    """
 
     folders: tuple[Path, ...] = ()
     minutes: float = 10.0
+    base: str = SHIPPED  # a model's name (``gui.model.models``); one gone since falls back to the shipped model
 
 
 def default_output_dir() -> Path:
@@ -150,10 +153,12 @@ def _paths(value: Any) -> tuple[Path, ...]:
 def load_teach(qs: QSettings) -> TeachChoices:
     d = TeachChoices()
     return TeachChoices(folders=_read(qs, "teach/folders", d.folders, _paths),
-                        minutes=_read(qs, "teach/minutes", d.minutes, _float_in(1.0, 600.0)))
+                        minutes=_read(qs, "teach/minutes", d.minutes, _float_in(1.0, 600.0)),
+                        base=_read(qs, "teach/base", d.base, str))
 
 
 def save_teach(qs: QSettings, choices: TeachChoices) -> None:
     qs.setValue("teach/folders", json.dumps([str(f) for f in choices.folders]))
     qs.setValue("teach/minutes", choices.minutes)
+    qs.setValue("teach/base", choices.base)
     qs.sync()

@@ -21,6 +21,7 @@ from engine.tune_rules import FEW_PHOTOS, MIN_PHOTOS, held_out_count
 from engine.tune_rules import HELD_OUT_SHARE as HELD_OUT_SHARE  # the rules, as the tests read them here
 from engine.tune_rules import MAX_HELD_OUT as MAX_HELD_OUT
 from engine.tune_rules import MIN_HELD_OUT as MIN_HELD_OUT
+from gui.model.models import OLD_PRINTS, SHIPPED, display_name
 
 COUNT_LIMIT = 100_000  # counting stops here: a whole disk chosen by mistake must not keep a thread busy for long
 
@@ -92,8 +93,8 @@ def photos_problem(photos: int) -> tuple[str, bool]:
         return (f"{counted(photos, 'photo')} found: teaching needs at least {MIN_PHOTOS} colour photos "
                 f"({FEW_PHOTOS} or more is better)", True)
     if photos < FEW_PHOTOS:
-        return (f"Only {photos} photos: the tuned model may not beat the shipped one, and the measurement at the "
-                f"end will be uncertain ({FEW_PHOTOS} or more is better)", False)
+        return (f"Only {photos} photos: the tuned model may not beat the one it starts from, and the measurement at "
+                f"the end will be uncertain ({FEW_PHOTOS} or more is better)", False)
     return "", False
 
 
@@ -118,20 +119,28 @@ def step_text(event: dict[str, Any]) -> str:
     return f"step {event.get('step', 0)}{of} · about {left} left, then measuring"
 
 
-def verdict_text(heldout: dict[str, Any]) -> str:
-    """The measured gain in words, e.g. "+0.62 dB better than the shipped model on 22 photos held out (90% interval
-    +0.31 to +0.95)".
+def start_words(base: str) -> str:
+    """The model a tune starts from, as a sentence names it: "the shipped model", "the Old prints model"."""
+    if base == SHIPPED:
+        return "the shipped model"
+    return f"the {display_name(base)} model" if base == OLD_PRINTS else f"the model '{base}'"
+
+
+def verdict_text(heldout: dict[str, Any], base: str = SHIPPED) -> str:
+    """The measured gain against the model the tune started from (``base``) in words, e.g. "+0.62 dB better than
+    the shipped model on 22 photos held out (90% interval +0.31 to +0.95)".
     """
     gain, photos = round(float(heldout.get("gain_db", 0.0)), 2) + 0.0, int(heldout.get("photos", 0))  # no "-0.00"
     interval = heldout.get("interval")
     spread = f" (90% interval {interval[0]:+.2f} to {interval[1]:+.2f})" if interval else ""
-    on = f"{gain:+.2f} dB against the shipped model on {photos} photos held out{spread}"
+    start = start_words(base)
+    on = f"{gain:+.2f} dB against {start} on {photos} photos held out{spread}"
     verdict = heldout.get("verdict")
     if verdict == "better":
-        return f"{gain:+.2f} dB better than the shipped model on {photos} photos held out{spread}."
+        return f"{gain:+.2f} dB better than {start} on {photos} photos held out{spread}."
     if verdict == "worse":
-        return f"Worse: {on}. Keep the shipped model (Discard this one)."
-    return f"Within chance: {on}. It may be no better than the shipped model."
+        return f"Worse: {on}. Keep {start} (Discard this one)."
+    return f"Within chance: {on}. It may be no better than {start}."
 
 
 def parse_event(line: str) -> dict[str, Any] | None:

@@ -21,11 +21,13 @@ KILL_AFTER_MS = 2000  # a tune that has not stopped this long after terminate() 
 
 
 def tune_arguments(photos: Sequence[Path], name: str, minutes: float, replace: bool = False,
-                   extra: Sequence[str] = ()) -> list[str]:
-    """The command line after the interpreter: ``main.py tune PHOTOS... --name NAME --minutes M --progress-json``."""
+                   extra: Sequence[str] = (), base: str | None = None) -> list[str]:
+    """The command line after the interpreter: ``main.py tune PHOTOS... --name NAME --minutes M --progress-json``,
+    with ``--base BASE`` for a model other than the shipped one to start from (None: the shipped one).
+    """
     args = [str(MAIN_PY), "tune", *(str(p) for p in photos), "--name", name, "--minutes", f"{minutes:g}",
             "--progress-json"]
-    return args + (["--replace"] if replace else []) + list(extra)
+    return args + (["--base", base] if base else []) + (["--replace"] if replace else []) + list(extra)
 
 
 def complete_lines(pending: bytes, chunk: bytes) -> tuple[list[str], bytes]:

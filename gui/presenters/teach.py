@@ -17,13 +17,14 @@ from PySide6.QtCore import QObject, QSettings, Slot
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from engine.messages import counted
-from gui.model.models import AUTO, display_name
+from gui.model.models import AUTO, SHIPPED, display_name
 from gui.model.settings import TeachChoices, load_teach, save_teach
 from gui.model.teach import (
     PhotoCounter,
     count_text,
     estimate_text,
     photos_problem,
+    start_words,
     step_text,
     verdict_text,
 )
@@ -54,7 +55,7 @@ class TeachPresenter(QObject):
         self.counter.counted.connect(self._on_counted)
         self._generation = 0
         self._count: tuple[int, bool] | None = (0, False)  # (photos, capped); None while counting
-        self._name = ""  # what the running (or finished) tune saves under
+        self._name, self._base = "", SHIPPED  # what the running (or finished) tune saves under, and starts from
         self._budget_s = 600.0
         self._card: dict[str, Any] | None = None
         self.steps_seen = 0
@@ -74,6 +75,8 @@ class TeachPresenter(QObject):
             self._count = (0, False)
             last = load_teach(self.qsettings) if self.qsettings is not None else TeachChoices()
             d.set_minutes(last.minutes)
+            bases = [(m.name, m.label) for m in self.backend.models() if not (m.auto or m.problem)]
+            d.base_combo.set_bases(bases, last.base)
             d.add_folders([f for f in last.folders if f.is_dir()])  # one moved or unplugged since is left out
             self._update()
         self.dialog.show()
@@ -155,10 +158,11 @@ class TeachPresenter(QObject):
             d.set_message(f"Cannot start: {text}", "error")
             return False
         self._name, self._budget_s, self._card, self.steps_seen = d.name(), d.minutes() * 60, None, 0
+        self._base = d.base_combo.base() or SHIPPED
         if self.qsettings is not None:
-            save_teach(self.qsettings, TeachChoices(tuple(d.folders()), d.minutes()))
+            save_teach(self.qsettings, TeachChoices(tuple(d.folders()), d.minutes(), self._base))
         args = tune_arguments(d.folders(), self._name, d.minutes(), replace=d.replace_confirmed(),
-                              extra=self.extra_args)
+                              extra=self.extra_args, base=None if self._base == SHIPPED else self._base)
         run = self.run = TuneProcess(args, self.program, self)
         run.reported.connect(self._on_event)
         run.ended.connect(self._on_ended)
@@ -197,7 +201,7 @@ class TeachPresenter(QObject):
                 d.loss_plot.add(float(event.get("step", self.steps_seen)), float(event["ce"]))
         elif kind == "measuring":
             d.set_stage(f"Measuring the held-out photos: {counted(int(event.get('photos', 0)), 'photo')}, "
-                        "the shipped model against the tuned one…")
+                        f"{start_words(self._base)} against the tuned one…")
             d.set_progress(None, "measuring")
 
     @Slot(int, str, bool)
@@ -208,12 +212,13 @@ class TeachPresenter(QObject):
         d = self.dialog
         if exit_code == 0 and not cancelled and self._card is not None:
             held = self._card.get("tune", {}).get("heldout", {})
-            text = verdict_text(held)
+            text = verdict_text(held, self._base)
             self.say(f"The model '{self._name}' is trained: {text} Keep or discard it.")
             if d is not None:
                 d.set_progress(1.0, "done")
                 d.set_stage(f"Done: '{self._name}' trained")
-                d.show_result(text, str(held.get("verdict", "")), list(held.get("examples") or []))
+                d.show_result(text, str(held.get("verdict", "")), list(held.get("examples") or []),
+                              display_name(self._base) if self._base != SHIPPED else "Shipped model")
             else:  # the dialog was closed while the last lines came: it is saved, so listed
                 self.models_changed(None)
             return
@@ -245,7 +250,7 @@ class TeachPresenter(QObject):
         self._dismiss()
         self.models_changed(None)
         self.say(f"Could not discard the model '{name}': {problem}" if problem
-                 else f"Discarded the model '{name}': the shipped model and your choice are as they were")
+                 else f"Discarded the model '{name}': the other models and your choice are as they were")
 
     @Slot()
     def close(self) -> None:

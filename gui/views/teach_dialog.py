@@ -15,6 +15,7 @@ from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
+    QComboBox,
     QDialog,
     QDoubleSpinBox,
     QFormLayout,
@@ -105,7 +106,9 @@ class LossPlot(QWidget):
 
 
 class ExampleGrid(QWidget):
-    """Held-out photos in rows: the original, the shipped model's colours, the tuned model's, and the gain."""
+    """Held-out photos in rows: the original, the colours of the model the tune started from, the tuned model's,
+    and the gain.
+    """
 
     COLUMNS = (("original", "Original (held out)"), ("start", "Shipped model"), ("tuned", "Tuned model"))
 
@@ -115,15 +118,17 @@ class ExampleGrid(QWidget):
         self.grid.setColumnStretch(len(self.COLUMNS) + 1, 1)  # spare width to the right, not into the captions
         self.pictures: list[QLabel] = []
 
-    def set_examples(self, examples: list[dict[str, Any]]) -> None:
+    def set_examples(self, examples: list[dict[str, Any]], start: str = "Shipped model") -> None:
+        """``start``: the title of the column of the model the tune started from."""
         while self.grid.count():
             item = self.grid.takeAt(0)
             widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.deleteLater()
         self.pictures = []
-        for col, (_key, title) in enumerate(self.COLUMNS, start=1):
-            self.grid.addWidget(QLabel(f"<b>{title}</b>"), 0, col, Qt.AlignmentFlag.AlignCenter)
+        for col, (key, title) in enumerate(self.COLUMNS, start=1):
+            self.grid.addWidget(QLabel(f"<b>{start if key == 'start' else title}</b>"), 0, col,
+                                Qt.AlignmentFlag.AlignCenter)
         for row, ex in enumerate(examples, start=1):
             gain = ex.get("gain_db")
             caption = QLabel(f"{Path(str(ex.get('name', ''))).name}\n"
@@ -144,6 +149,27 @@ class ExampleGrid(QWidget):
     def shown_pictures(self) -> int:
         """How many pictures are on show (not missing)."""
         return sum(1 for p in self.pictures if not p.pixmap().isNull())
+
+
+class BaseChoice(QComboBox):
+    """The model a tune starts from, by name (the item's data), shown by its label."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setToolTip("The model the training starts from and is measured against; it stays as it is. "
+                        "Old prints suits photos to be colorized from scans of old prints.")
+
+    def set_bases(self, bases: list[tuple[str, str]], chosen: str) -> None:
+        """The models to start from, (name, label) each; ``chosen`` selected where listed, else the first."""
+        self.blockSignals(True)
+        self.clear()
+        for name, label in bases:
+            self.addItem(label, name)
+        self.setCurrentIndex(max(0, self.findData(chosen)))
+        self.blockSignals(False)
+
+    def base(self) -> str:
+        return str(self.currentData() or "")
 
 
 class TeachDialog(QDialog):
@@ -172,7 +198,7 @@ class TeachDialog(QDialog):
         self.keep_button = QPushButton("Keep")
         self.keep_button.setToolTip("Keep the model under its name and colorize with it")
         self.discard_button = QPushButton("Discard")
-        self.discard_button.setToolTip("Delete the tuned model; the shipped model stays as it was")
+        self.discard_button.setToolTip("Delete the tuned model; the model it started from stays as it was")
         self.close_button = QPushButton("Close")
         buttons = QHBoxLayout()
         buttons.addStretch(1)
@@ -196,7 +222,7 @@ class TeachDialog(QDialog):
         self.setup_box = QGroupBox("Your colour photos")
         intro = QLabel("The model learns from colour photos like the ones you colorize (the same people, places and "
                        "film). A share of them is held out, never trained on, to measure the result against the "
-                       "shipped model, which stays as it is.")
+                       "model it starts from, which stays as it is.")
         intro.setWordWrap(True)
         self.folder_list = FolderList()
         self.add_button = QPushButton("Add Folder…")
@@ -219,6 +245,7 @@ class TeachDialog(QDialog):
         self.minutes_spin.setValue(10)
         self.minutes_spin.setSuffix(" min")
         self.minutes_spin.setToolTip("How long to train (about); longer learns more from many photos")
+        self.base_combo = BaseChoice()
         self.estimate_label = QLabel()
         self.message_label = QLabel()
         line = self.fontMetrics().lineSpacing()
@@ -228,6 +255,7 @@ class TeachDialog(QDialog):
         form = QFormLayout()
         form.addRow("Name", self.name_edit)
         form.addRow("", self.replace_box)
+        form.addRow("Start from", self.base_combo)
         form.addRow("Training time", self.minutes_spin)
         layout = QVBoxLayout(self.setup_box)
         layout.addWidget(intro)
@@ -242,6 +270,7 @@ class TeachDialog(QDialog):
         self.name_edit.textChanged.connect(self.settings_changed)
         self.minutes_spin.valueChanged.connect(self.settings_changed)
         self.replace_box.toggled.connect(self.settings_changed)
+        self.base_combo.currentIndexChanged.connect(self.settings_changed)
 
     def _build_progress(self) -> None:
         self.progress_box = QGroupBox("Training")
@@ -360,10 +389,11 @@ class TeachDialog(QDialog):
         self.cancel_button.setEnabled(False)
         self.set_stage("Cancelling…")
 
-    def show_result(self, verdict_text: str, verdict: str, examples: list[dict[str, Any]]) -> None:
+    def show_result(self, verdict_text: str, verdict: str, examples: list[dict[str, Any]],
+                    start: str = "Shipped model") -> None:
         colour = VERDICT_COLOURS.get(verdict, "palette(text)")
         self.verdict_label.setText(f"<span style='font-size: 13pt; color: {colour}'><b>{verdict_text}</b></span>")
-        self.examples.set_examples(examples)
+        self.examples.set_examples(examples, start)
         self.set_phase("result")
 
     def verdict(self) -> str:

@@ -146,3 +146,22 @@ def test_hints_only_keeps_the_automatic_read_out_and_chooses_the_spread_with_its
     with pytest.raises(ValueError, match="no colour hints"):
         choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "w.pt", photos=other_photos,
                                                  out=tmp_path / "x.pt", size=64, hints_only=True))
+
+
+def test_the_local_spread_rule_takes_the_least_one_hint_harm_near_the_best_ten_hint_accuracy(other_photos, tmp_path):
+    from engine.model import with_hint_channels, with_hint_decoder
+    from engine.training.tuning import SPREAD_SLACK_DB
+
+    save_weights(with_hint_decoder(with_hint_channels(random_model(seed=6))), tmp_path / "h.pt")
+    card = choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "h.pt", photos=other_photos,
+                                                    out=tmp_path / "local.pt", size=64, hints_only=True,
+                                                    spread_rule="local"))
+    spread = card["readout"]["hint_spread"]
+    rows = spread["search"]
+    near = [x for x in rows if x["psnr"] >= max(x["psnr"] for x in rows) - SPREAD_SLACK_DB]
+    assert spread["one_hint_harm"] == min(x["one_hint_harm"] for x in near)
+    assert all(0.0 <= x["one_hint_far_moved"] <= 1.0 for x in rows)
+    assert card["readout_settings"]["spread_rule"] == "local"
+    with pytest.raises(ValueError, match="spread rule"):
+        choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "h.pt", photos=other_photos,
+                                                 out=tmp_path / "x.pt", size=64, hints_only=True, spread_rule="far"))

@@ -119,7 +119,7 @@ def test_cancel_stops_the_tune_within_seconds_and_leaves_no_partial_files(
     assert not (models_dir / "Stopped.pt").exists() and not (models_dir / "Stopped.work").exists()
 
 
-def test_the_folders_and_time_of_the_last_tune_started_are_offered_again_but_not_its_name(
+def test_the_folders_time_and_start_model_of_the_last_tune_are_offered_again_but_not_its_name(
         qtbot, backend, make_window, models_dir, tmp_path):
     for i in range(22):  # grey: the tune itself refuses them, so it ends in seconds
         write_grey(tmp_path / "family" / f"g{i:02d}.png", 48, 64, seed=i)
@@ -127,8 +127,14 @@ def test_the_folders_and_time_of_the_last_tune_started_are_offered_again_but_not
     window, dialog = teach_window(make_window, backend, tmp_path / "family", "Once", TINY)
     window.teach.add_folders([tmp_path / "unplugged"])
     dialog.set_minutes(25)
+    bases = [dialog.base_combo.itemData(i) for i in range(dialog.base_combo.count())]
+    assert bases[:2] == ["shipped", "old-prints"] and "auto" not in bases  # Auto is no one model to start from
+    assert dialog.base_combo.base() == "shipped"
+    dialog.base_combo.setCurrentIndex(bases.index("old-prints"))
     qtbot.waitUntil(lambda: "44 photos found" in dialog.count_label.text(), timeout=5000)
     assert window.teach.start()
+    arguments = window.teach.run.process.arguments()
+    assert arguments[arguments.index("--base") + 1] == "old-prints"
     qtbot.waitUntil(lambda: window.teach.run is None, timeout=120_000)
     window.teach.close()
     for photo in (tmp_path / "unplugged").iterdir():
@@ -137,7 +143,7 @@ def test_the_folders_and_time_of_the_last_tune_started_are_offered_again_but_not
 
     again = make_window(backend).teach.open_dialog()
     assert again.folders() == [tmp_path / "family"]  # a folder gone since is left out
-    assert again.minutes() == 25 and again.name() == ""
+    assert again.minutes() == 25 and again.name() == "" and again.base_combo.base() == "old-prints"
     qtbot.waitUntil(lambda: "22 photos found" in again.count_label.text(), timeout=5000)
 
 
@@ -178,6 +184,7 @@ def test_a_taken_name_is_refused_unless_replacing_is_ticked(qtbot, backend, make
     assert window.teach.problem()[2] and "comes with the app" in window.teach.problem()[0]
     assert "--replace" in tune_arguments([Path("p")], "Taken", 10, replace=True)
     assert "--replace" not in tune_arguments([Path("p")], "Taken", 10)
+    assert "--base" not in tune_arguments([Path("p")], "Taken", 10)  # the shipped model: tune's own default
 
 
 def test_the_dialog_counts_photos_by_extension_and_caps_a_huge_count(tmp_path, colour_folder):
@@ -205,6 +212,14 @@ def test_the_verdict_says_better_worse_or_within_chance():
     assert worse.startswith("Worse:") and "keep the shipped model" in worse.lower()
     assert teach.verdict_text({**better, "interval": [-0.1, 0.9], "verdict": "within chance"}).startswith(
         "Within chance")
+
+
+def test_the_verdict_names_the_model_the_tune_started_from():
+    better = {"photos": 22, "gain_db": 0.62, "interval": [0.31, 0.95], "verdict": "better"}
+    assert teach.verdict_text(better, "old-prints").startswith("+0.62 dB better than the Old prints model on 22")
+    worse = teach.verdict_text({**better, "gain_db": -0.4, "verdict": "worse"}, "Family 1950s")
+    assert "against the model 'Family 1950s'" in worse and "Keep the model 'Family 1950s'" in worse
+    assert "shipped" not in worse
 
 
 def test_a_failing_process_reports_the_error_event_or_its_last_stderr_line(qtbot):
