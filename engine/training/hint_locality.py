@@ -94,6 +94,10 @@ def one_hint_cases(colorizer: Colorizer, name: str, photo: np.ndarray,
     return cases
 
 
+def _off(ab: np.ndarray, other: np.ndarray) -> np.ndarray:
+    return np.hypot(ab[..., 0] - other[..., 0], ab[..., 1] - other[..., 1])
+
+
 def one_hint_figures(cases: Sequence[OneHint], spread: HintSpread) -> dict[str, float]:
     """One photo's figures under ``spread``: ``harm`` (mean ab error added on the pixels of another colour,
     over its hints that have such pixels; nan if none has), ``help`` (error taken off the pixels of the hint's
@@ -103,13 +107,13 @@ def one_hint_figures(cases: Sequence[OneHint], spread: HintSpread) -> dict[str, 
     for case in cases:
         h2, w2 = case.auto.shape[:2]
         out = spread_on_half(case.hinted, case.item, [case.hint], spread)[:, :h2, :w2].transpose(1, 2, 0)
-        worse = np.hypot(*(out - case.truth).transpose(2, 0, 1)) - np.hypot(*(case.auto - case.truth).transpose(2, 0, 1))
+        worse = _off(out, case.truth) - _off(case.auto, case.truth)
         if case.other.any():
             harm.append(float(worse[case.other].mean()))
         if case.own.any():
             help_.append(float(-worse[case.own].mean()))
         if case.far.any():
-            moved.append(float((np.hypot(*(out - case.auto).transpose(2, 0, 1))[case.far] > MOVED).mean()))
+            moved.append(float((_off(out, case.auto)[case.far] > MOVED).mean()))
 
     def mean(values: list[float]) -> float:
         return float(np.mean(values)) if values else float("nan")

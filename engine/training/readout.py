@@ -51,7 +51,7 @@ class ReadoutSettings:
     size: int = WORKING_SIZE  # whole photos, as the app colours them
     hint_colour_target: float | None = None  # e.g. 0.85: a hint gain too, keeping this much colour at 10 hints
     hints_only: bool = False  # keep the automatic read-out; choose the hint spread alone
-    spread_rule: str = "psnr"  # how the hint spread is chosen (``tuning.SPREAD_RULES``)
+    spread_rule: str = "local"  # how the hint spread is chosen (``tuning.SPREAD_RULES``)
 
 
 def on_grid_edge(chosen: dict[str, float]) -> list[str]:

@@ -140,8 +140,8 @@ def matching_gain(model: CVUNet, teacher: CVUNet, L: np.ndarray, ab: np.ndarray,
 
 
 SPREAD_HINTS = 10  # simulated hints per tuning crop when choosing the hint spread
-SPREADS = [(0.0, 10.0, 0.05, 0.0)] + [(r, lt, f, e) for r in (0.1, 0.15, 0.2, 0.3, 0.45, 0.6) for lt in (5.0, 10.0, 20.0)
-                                      for f in (0.02, 0.05, 0.2)
+SPREADS = [(0.0, 10.0, 0.05, 0.0)] + [(r, lt, f, e) for r in (0.1, 0.15, 0.2, 0.3, 0.45, 0.6)
+                                      for lt in (5.0, 10.0, 20.0) for f in (0.02, 0.05, 0.2)
                                       for e in (0.0, 5.0, 10.0, 20.0, 40.0)]  # (reach, lightness, floor, colour)
 SPREAD_RULES = ("psnr", "local")  # the best 10-hint PSNR; or the least one-hint harm near it (``hint_locality``)
 SPREAD_SLACK_DB = 0.3  # "local": how far below the best 10-hint PSNR a spread may be
@@ -149,16 +149,17 @@ SPREAD_SLACK_DB = 0.3  # "local": how far below the best 10-hint PSNR a spread m
 
 def choose_spread(model: CVUNet, L: np.ndarray, ab: np.ndarray,
                   seed: int = 0) -> tuple[dict[str, float], list[dict[str, float]]]:
-    """The hint spread (``hints.HintSpread``) with the best PSNR on the tuning crops, each given
-    SPREAD_HINTS simulated hints (as ``evaluate --hints`` draws them): (the best, every row tried).
+    """The hint spread (``hints.HintSpread``) chosen on the tuning crops by the "local" rule (the least one-hint
+    harm within SPREAD_SLACK_DB of the best PSNR with SPREAD_HINTS simulated hints each): (the chosen, every row).
     """
     truths = [color.join_lab(L[i, 0], ab[i].transpose(1, 2, 0)) for i in range(len(L))]
-    return choose_spread_on_photos(model, [color.to_uint8(t) for t in truths], L.shape[-1], seed, truths)
+    return choose_spread_on_photos(model, [color.to_uint8(t) for t in truths], L.shape[-1], seed, truths,
+                                   rule="local")
 
 
 def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, seed: int = 0,
                             truths: list[np.ndarray] | None = None, gains: tuple[float, ...] = (1.0,),
-                            colour_target: float | None = None, rule: str = "psnr",
+                            colour_target: float | None = None, rule: str = "local",
                             names: list[str] | None = None) -> tuple[dict[str, float], list[dict[str, float]]]:
     """choose_spread on whole photos of any size (uint8 RGB), each at the working ``size``; ``truths``
     (float RGB 0..1) when the photos are rounded copies of them.

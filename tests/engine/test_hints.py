@@ -363,14 +363,15 @@ def test_compare_mode_with_hints_measures_the_engines_not_the_spread(tmp_path):
 
 def test_a_tuned_hinted_training_chooses_the_spread_on_the_tuning_photos_and_ships_it(photos, tmp_path):
     from engine.training.train import train
-    from engine.training.tuning import SPREADS
+    from engine.training.tuning import SPREAD_SLACK_DB, SPREADS
 
     start = tmp_path / "start.pt"
     save_weights(random_model(bins=313), start)
     card = train(tiny(photos, tmp_path, steps=2, val_every=2, init=start, tune_fraction=0.4, hint_decoder=True))
     spread = card["readout"]["hint_spread"]
     assert len(spread["search"]) == len(SPREADS) and card["data"]["tuning_photos"] > 0
-    assert spread["psnr"] == max(r["psnr"] for r in spread["search"])
+    near = [r for r in spread["search"] if r["psnr"] >= max(r["psnr"] for r in spread["search"]) - SPREAD_SLACK_DB]
+    assert spread["one_hint_harm"] == min(r["one_hint_harm"] for r in near)  # the "local" rule
     m = load_model(tmp_path / "w.pt")
     assert m.config.hint_decoder and (m.readout.spread.reach, m.readout.spread.floor) == (spread["reach"],
                                                                                            spread["floor"])

@@ -66,7 +66,8 @@ def test_on_a_hinted_model_the_hint_gain_is_chosen_for_the_hinted_colour_target(
 
     save_weights(with_hint_decoder(with_hint_channels(random_model(seed=6))), tmp_path / "h.pt")
     card = choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "h.pt", photos=other_photos,
-                                                    out=tmp_path / "again.pt", size=64, hint_colour_target=0.3))
+                                                    out=tmp_path / "again.pt", size=64, hint_colour_target=0.3,
+                                                    spread_rule="psnr"))
     spread = card["readout"]["hint_spread"]
     rows = spread["search"]
     assert {r["gain"] for r in rows} == set(READOUT_HINT_GAINS)
@@ -132,7 +133,8 @@ def test_hints_only_keeps_the_automatic_read_out_and_chooses_the_spread_with_its
     card = '{"readout": {"chosen_on": "photos from other sources", "gain_db": 0.01}, "readout_search": [{"k": 1}]}'
     save_weights(model, tmp_path / "h.pt", meta={"card": card})
     card = choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "h.pt", photos=other_photos,
-                                                    out=tmp_path / "again.pt", size=64, hints_only=True))
+                                                    out=tmp_path / "again.pt", size=64, hints_only=True,
+                                                    spread_rule="psnr"))
     r = card["readout"]
     assert r["chosen_on"] == "photos from other sources" and r["gain_db"] == 0.01  # the automatic choice kept
     assert card["readout_search"] == [{"k": 1}] and "readout_before" not in card
@@ -148,14 +150,13 @@ def test_hints_only_keeps_the_automatic_read_out_and_chooses_the_spread_with_its
                                                  out=tmp_path / "x.pt", size=64, hints_only=True))
 
 
-def test_the_local_spread_rule_takes_the_least_one_hint_harm_near_the_best_ten_hint_accuracy(other_photos, tmp_path):
+def test_by_default_the_spread_is_the_least_one_hint_harm_near_the_best_ten_hint_accuracy(other_photos, tmp_path):
     from engine.model import with_hint_channels, with_hint_decoder
     from engine.training.tuning import SPREAD_SLACK_DB
 
     save_weights(with_hint_decoder(with_hint_channels(random_model(seed=6))), tmp_path / "h.pt")
     card = choose_readout_elsewhere(ReadoutSettings(weights=tmp_path / "h.pt", photos=other_photos,
-                                                    out=tmp_path / "local.pt", size=64, hints_only=True,
-                                                    spread_rule="local"))
+                                                    out=tmp_path / "local.pt", size=64, hints_only=True))
     spread = card["readout"]["hint_spread"]
     rows = spread["search"]
     near = [x for x in rows if x["psnr"] >= max(x["psnr"] for x in rows) - SPREAD_SLACK_DB]
