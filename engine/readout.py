@@ -23,7 +23,7 @@ from .hints import HintSpread
 # The stored names of the hint spread's fields (as weights files have always had them, flat beside the
 # read-out's own): the one mapping between ``HintSpread`` and the stored dict.
 SPREAD_KEYS = {"reach": "hint_spread", "lightness": "hint_spread_lightness", "floor": "hint_spread_floor",
-               "gain": "hint_gain", "colour": "hint_spread_colour"}
+               "gain": "hint_gain", "colour": "hint_spread_colour", "fade": "hint_spread_fade"}
 
 
 def ab_variance(logits: torch.Tensor, centres: torch.Tensor, temperature: float) -> torch.Tensor:

@@ -29,6 +29,9 @@ class HintSpread:
         the hint (its cell of the spread's grid): without it a hint on a grey background also recolours a
         subject of similar lightness beside it (the network itself carries a hint only a little way), where
         the network had told the two apart by their colours.
+    fade: the least denominator of the weighted mean. At 0 a pixel takes a lone hint's correction in the share
+        w / (floor + w), nearly all of it wherever the weight is well above the floor; at 1 it takes w of it, so
+        the correction fades out with the weight, and only where hints together weigh more than 1 is it their mean.
     """
 
     reach: float = 0.0
@@ -36,6 +39,7 @@ class HintSpread:
     floor: float = 0.05
     gain: float = 1.0
     colour: float = 0.0  # ab units: the scale of the difference in the network's own colour from the hint's (0: off)
+    fade: float = 0.0
 
 
 def _weights(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread,
@@ -85,8 +89,9 @@ def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: H
     colour (the chroma that fits at its lightness, as the network was given) and ``ab`` at its pixel;
     a pixel gets the weighted mean of the corrections, ``exp(-d²/2(reach·side)² - ΔL²/2 lightness²
     - Δab²/2 colour²)`` over the hints (Δab: the network's own colour there against at the hint), with the
-    network's own colour weighted ``floor``. A hint's pixel gets almost all of it. ``reference``: the colours the
-    colour term compares (h x w x 2; default ``ab`` itself; docs/experiments/hint_leak_probe.py tries others).
+    network's own colour weighted ``floor`` (the denominator at least ``fade``). A hint's pixel gets almost all
+    of it. ``reference``: the colours the colour term compares (h x w x 2; default ``ab`` itself;
+    docs/experiments/hint_leak_probe.py tries others).
     """
     if not hints or spread.reach <= 0:
         return ab
@@ -101,16 +106,19 @@ def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: H
     for weight, d in zip(weights, delta, strict=True):
         num += weight[..., None] * d
         den += weight
+    den = np.maximum(den, np.float32(spread.fade))
     return ab + _to_full((num / den[..., None]).astype(np.float32), h, w)
 
 
 def hint_share(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread) -> np.ndarray:
     """How much of each pixel's colour the hints decide (h x w, 0..1): their weights against the network's own
-    colour's ``floor`` in ``spread_hints``. Where it is near 1 the colour is the hints', not the network's guess.
+    colour's ``floor`` (and ``fade``) in ``spread_hints``. Where it is near 1 the colour is the hints', not the
+    network's guess.
     """
     h, w = L.shape
     if not hints or spread.reach <= 0:
         return np.zeros((h, w), np.float32)
     weights, _ = _weights(L, ab, hints, spread, None)
     total = np.sum(weights, axis=0)
-    return np.clip(_to_full((total / (spread.floor + total)).astype(np.float32), h, w), 0.0, 1.0)
+    share = total / np.maximum(spread.floor + total, np.float32(spread.fade))
+    return np.clip(_to_full(share.astype(np.float32), h, w), 0.0, 1.0)

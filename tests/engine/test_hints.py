@@ -17,6 +17,7 @@ from engine.hints import (
     HintSpread,
     fit_chroma,
     hint_map,
+    hint_share,
     sample_hints,
     simulate_hints,
     spread_hints,
@@ -418,3 +419,21 @@ def test_a_key_with_the_folders_name_finds_its_photo_when_the_folder_is_given_as
     monkeypatch.chdir(tmp_path / "album")
     jobs = [Job(0, Path("beach") / "x.png", Path("."))]  # colorize . from inside the folder
     assert match_hints(HintsFile({"album/beach/x.png": point}), jobs).hints == {0: point}
+
+
+def test_a_fading_spread_gives_a_lone_hint_its_colour_at_its_point_and_less_of_it_further_out():
+    L = np.full((64, 128), 55.0, np.float32)  # one flat surface: only distance parts the pixels
+    ab = np.zeros((64, 128, 2), np.float32)
+    hint = Hint(0.1, 0.5, (40, 160, 40))
+    r, c = hint.pixel(64, 128)
+    flat = spread_hints(L, ab, [hint], HintSpread(reach=0.45, lightness=10.0, floor=0.02))
+    faded = spread_hints(L, ab, [hint], HintSpread(reach=0.45, lightness=10.0, floor=0.02, fade=1.0))
+    at = np.abs(flat[r, c]).max()
+    assert np.abs(faded[r, c]).max() > 0.95 * at  # at the hint: its colour, as before
+    far = np.abs(faded[r, c + 64]).max()  # a shorter side away
+    assert np.abs(flat[r, c + 64]).max() > 0.7 * at and far < 0.2 * at  # the floor form carries it; fading does not
+    two = Hint(0.9, 0.5, (40, 160, 40))  # a second hint of the same colour: between them, their colour again
+    both = spread_hints(L, ab, [hint, two], HintSpread(reach=0.45, lightness=10.0, floor=0.02, fade=1.0))
+    assert np.abs(both[r, 64]).max() > np.abs(faded[r, 64]).max()
+    share = hint_share(L, ab, [hint], HintSpread(reach=0.45, lightness=10.0, floor=0.02, fade=1.0))
+    assert share[r, c] > 0.95 and share[r, c + 64] < 0.2  # the stripes of "unsure" come back where the hint fades
