@@ -75,8 +75,11 @@ def annealed_mean(logits: torch.Tensor, centres: torch.Tensor, temperature: floa
 
 
 def spread_of(row: dict[str, Any]) -> HintSpread:
-    """The hint spread of a search row (``training.tuning.choose_spread``: keys named as HintSpread's fields)."""
-    return HintSpread(**{f.name: row[f.name] for f in fields(HintSpread)})
+    """The hint spread of a search row (``training.tuning.choose_spread``: keys named as HintSpread's fields;
+    ``fade`` came later, and a row without it is of the form before, 0).
+    """
+    return HintSpread(**{f.name: row[f.name] for f in fields(HintSpread) if f.name != "fade"},
+                      fade=row.get("fade", 0.0))
 
 
 @dataclass(frozen=True)

@@ -107,12 +107,13 @@ def test_an_old_layout_weights_file_loads_with_its_read_out(tmp_path):
 @pytest.mark.skipif(not DEFAULT_WEIGHTS.exists(), reason="trained weights not committed")
 def test_the_shipped_weights_load_with_the_read_out_they_store():
     stored = read_weights(DEFAULT_WEIGHTS)["config"]
-    assert load_model().readout.to_dict() == {k: stored[k] for k in OLD_DEFAULTS}
+    assert load_model().readout.to_dict() == {k: stored.get(k, v) for k, v in OLD_DEFAULTS.items()}
 
 
 def test_a_spread_search_row_gives_its_hint_spread_gain_included():
     row = {"reach": 0.45, "lightness": 5.0, "floor": 0.2, "gain": 1.3, "colour": 20.0, "psnr": 30.0}
-    assert spread_of(row) == HintSpread(0.45, 5.0, 0.2, 1.3, 20.0)
+    assert spread_of(row) == HintSpread(0.45, 5.0, 0.2, 1.3, 20.0)  # a row from before "fade": the form before
+    assert spread_of({**row, "fade": 1.0}) == HintSpread(0.45, 5.0, 0.2, 1.3, 20.0, 1.0)
 
 
 @pytest.mark.parametrize("pull", [0.0, 8.0])
