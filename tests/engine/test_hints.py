@@ -437,3 +437,32 @@ def test_a_fading_spread_gives_a_lone_hint_its_colour_at_its_point_and_less_of_i
     assert np.abs(both[r, 64]).max() > np.abs(faded[r, 64]).max()
     share = hint_share(L, ab, [hint], HintSpread(reach=0.45, lightness=10.0, floor=0.02, fade=1.0))
     assert share[r, c] > 0.95 and share[r, c + 64] < 0.2  # the stripes of "unsure" come back where the hint fades
+
+
+def test_a_dark_line_between_two_surfaces_of_one_grey_keeps_an_edge_held_hint_on_its_side():
+    L = np.full((64, 128), 55.0, np.float32)
+    L[:, 62:66] = 10.0  # a dark frame between two panels of the same grey
+    ab = np.zeros((64, 128, 2), np.float32)
+    hint = Hint(0.25, 0.5, (40, 160, 40))
+    r, c = hint.pixel(64, 128)
+    plain = spread_hints(L, ab, [hint], HintSpread(reach=0.6, lightness=10.0, floor=0.02))
+    held = spread_hints(L, ab, [hint], HintSpread(reach=0.6, lightness=10.0, floor=0.02, edges=20.0))
+    at = np.abs(plain[r, c]).max()
+    assert np.abs(held[r, c]).max() > 0.95 * at and np.abs(held[r, c - 20]).max() > 0.9 * at  # its own panel
+    assert np.abs(plain[r, 100]).max() > 0.8 * at  # without edges: the other panel takes it across the frame
+    assert np.abs(held[r, 100]).max() < 0.15 * at  # crossing the frame costs 90 L units: e^-4.5 of the weight
+    again = spread_hints(L, ab, [hint], HintSpread(reach=0.6, lightness=10.0, floor=0.02, edges=20.0))
+    assert np.array_equal(again, held)  # the kept path cost gives what a fresh one does
+
+
+def test_the_path_cost_is_the_least_lightness_change_crossed_from_the_seed():
+    from engine.hints.spread import lightness_path_cost
+
+    L = np.zeros((5, 6), np.float32)
+    L[:, 3] = 7.0  # a ridge: crossing it climbs 7 and drops 7
+    L[4, 3] = 0.0  # but a gap at the bottom
+    cost = lightness_path_cost(L, [(0, 0)])[0]
+    assert cost[0, 0] == 0.0 and cost[0, 2] == 0.0
+    assert cost[0, 5] == 0.0  # around through the gap, never across the ridge
+    L[4, 3] = 7.0
+    assert lightness_path_cost(L, [(0, 0)])[0][0, 5] == 14.0

@@ -1,6 +1,6 @@
 """Probe (not a decision): how far one hint reaches, the network alone and with the shipped spread.
 
-    python docs/experiments/hint-reach/one_hint_reach_probe.py OLD_PRINTS_FOLDER MODERN_FOLDER [N]
+    python docs/experiments/hint-reach/one_hint_reach_probe.py OLD_PRINTS_FOLDER MODERN_FOLDER [N [WEIGHTS ...]]
 
 One green hint (60, 170, 60) at a seeded random point of each photo's middle half; the change of ab against the
 automatic colours near the hint (within 0.05 of the shorter side) and far from it (beyond 0.35), the network's own
@@ -55,9 +55,11 @@ def main() -> None:
     sets = {"old-print scans": sorted(Path(sys.argv[1]).iterdir())[:n],
             "grey copies": sorted(Path(sys.argv[2]).iterdir())[:n]}
     rng = np.random.default_rng(0)
-    for name, weights in (("shipped", "colorizer.pt"), ("old-prints", "old-prints.pt")):
-        c = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32",
-                                              weights=ROOT / "resources" / "models" / weights))
+    models = [(Path(w).stem, Path(w)) for w in sys.argv[4:]] or [
+        ("shipped", ROOT / "resources" / "models" / "colorizer.pt"),
+        ("old-prints", ROOT / "resources" / "models" / "old-prints.pt")]
+    for name, weights in models:
+        c = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", weights=weights))
         for kind, files in sets.items():
             r = probe(c, files, rng)
             m = r.mean(0)
