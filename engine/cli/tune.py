@@ -47,7 +47,7 @@ def tune_command(args: argparse.Namespace) -> int:
     print(f"{card['name']}: {h['gain_db']:+.2f} dB against {start} on {h['photos']} photos held out of the "
           f"tune (90% interval {lo:+.2f} to {hi:+.2f}): {h['verdict']}; better on {h['better_on']}, worse on "
           f"{h['worse_on']}")
-    print(f"use it: main.py colorize PHOTOS --output DIR --model {card['name']!r}  (the shipped model is unchanged)")
+    print(f"use it: main.py colorize PHOTOS --output DIR --model {card['name']!r}  (its start is unchanged)")
     return 0
 
 

@@ -80,25 +80,32 @@ def lightness_path_cost(L: np.ndarray, seeds: Sequence[tuple[int, int]], sweeps:
     return cost
 
 
-_PATHS: OrderedDict[tuple[bytes, tuple[int, ...], tuple[tuple[int, int], ...]], np.ndarray] = OrderedDict()
+_PATHS: OrderedDict[tuple[bytes, tuple[int, ...], tuple[int, int]], np.ndarray] = OrderedDict()
 _PATHS_LOCK = threading.Lock()
-PATHS_KEPT = 16  # the path costs last worked out: the spread search tries hundreds of spreads on one photo's hints
+PATHS_KEPT = 64  # path-cost maps kept (about 50 kB each at the 128-cell grid): a hint added or moved pays for itself
 
 
 def _path_cost(grid_L: np.ndarray, cells: list[tuple[int, int]]) -> np.ndarray:
-    """``lightness_path_cost``, kept for the photos and hints last asked about (it depends on nothing else)."""
-    key = (hashlib.blake2b(np.ascontiguousarray(grid_L).tobytes(), digest_size=16).digest(), grid_L.shape,
-           tuple(cells))
+    """``lightness_path_cost`` per hint cell, each map kept for the photo's grid (it depends on nothing else), so
+    adding or moving one hint works out that hint's map alone. K x gh x gw, read-only.
+    """
+    digest = hashlib.blake2b(np.ascontiguousarray(grid_L).tobytes(), digest_size=16).digest()
+    keys = [(digest, grid_L.shape, cell) for cell in cells]
     with _PATHS_LOCK:
-        if key in _PATHS:
+        found = {key: _PATHS[key] for key in keys if key in _PATHS}
+        for key in found:
             _PATHS.move_to_end(key)
-            return _PATHS[key]
-    cost = lightness_path_cost(grid_L, cells)
-    with _PATHS_LOCK:
-        _PATHS[key] = cost
-        while len(_PATHS) > PATHS_KEPT:
-            _PATHS.popitem(last=False)
-    return cost
+    missing = list(dict.fromkeys(key for key in keys if key not in found))
+    if missing:
+        for key, cost in zip(missing, lightness_path_cost(grid_L, [key[2] for key in missing]), strict=True):
+            cost.flags.writeable = False
+            found[key] = cost
+        with _PATHS_LOCK:
+            for key in missing:
+                _PATHS[key] = found[key]
+            while len(_PATHS) > PATHS_KEPT:
+                _PATHS.popitem(last=False)
+    return np.stack([found[key] for key in keys])
 
 
 def _weights(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread,

@@ -56,7 +56,8 @@ def _hint_lines(card: dict[str, Any]) -> list[str]:
     path = "the stem and straight into each decoder stage" if m.get("hint_decoder") else "the stem"
     lines = [f"- Reads colour hints through {path}; training crops got none {hints.get('p_none', 0.5):.0%} of the "
              f"time, otherwise a geometric number of points (mean {1 / hints.get('geometric_p', 0.125):.0f})."]
-    if m.get("hint_spread") and readout.get("chosen_on") == TEACHER_READOUT:
+    if m.get("hint_spread") and readout.get("chosen_on") == TEACHER_READOUT \
+            and not readout.get("hint_spread_chosen_again_on"):
         lines.append(f"- Hint spread: reach {m['hint_spread']} of the shorter side, the teacher's, kept.")
     elif m.get("hint_spread"):
         spread = readout.get("hint_spread") or {}
@@ -67,8 +68,9 @@ def _hint_lines(card: dict[str, Any]) -> list[str]:
         colour = f", colour {m['hint_spread_colour']}" if m.get("hint_spread_colour") else ""
         colour += ", fading with its weight" if m.get("hint_spread_fade") else ""
         colour += f", edges {m['hint_spread_edges']}" if m.get("hint_spread_edges") else ""
+        local = "one_hint_harm" in spread and spread.get("vivid", 1.0)  # no row kept the colour: the most colourful
         how = (f"as the one whose lone hint least changes the parts of another colour ({spread['one_hint_harm']:.2f}"
-               " ab units on average) within 0.3 dB of the best PSNR " if "one_hint_harm" in spread else "")
+               " ab units on average) within 0.3 dB of the best PSNR " if local else "")
         lines.append(f"- Hint spread: reach {m['hint_spread']} of the shorter side, lightness "
                      f"{m.get('hint_spread_lightness')}, floor {m.get('hint_spread_floor')}{colour}{gain}, "
                      f"chosen on {where} {how}"

@@ -102,6 +102,11 @@ def one_hint_figures(cases: Sequence[OneHint], spread: HintSpread) -> dict[str, 
     """One photo's figures under ``spread``: ``harm`` (mean ab error added on the pixels of another colour,
     over its hints that have such pixels; nan if none has), ``help`` (error taken off the pixels of the hint's
     own colour) and ``far_moved`` (share of far pixels moved more than MOVED).
+
+    Against the automatic colours without the spread's ``gain``: a gain other than 1 counts in the harm too
+    (what a hinted photo looks like against the unhinted one). The "other" and "own" pixels are told by the
+    original's colour around the hint's pixel at the half size, which near an edge can differ a little from the
+    hint's own colour (a 5-pixel square at full size).
     """
     harm, help_, moved = [], [], []
     for case in cases:
@@ -122,6 +127,9 @@ def one_hint_figures(cases: Sequence[OneHint], spread: HintSpread) -> dict[str, 
 
 
 def least_harm(rows: Sequence[dict[str, float]], slack_db: float) -> dict[str, float]:
-    """The row of the least one-hint harm among those whose 10-hint PSNR is within ``slack_db`` of the best."""
-    best = max(r["psnr"] for r in rows)
-    return min((r for r in rows if r["psnr"] >= best - slack_db), key=lambda r: (r["one_hint_harm"], -r["psnr"]))
+    """The row of the least one-hint harm among those whose 10-hint PSNR is within ``slack_db`` of the best (the
+    best, where no photo had pixels of another colour to harm).
+    """
+    best = max(rows, key=lambda r: r["psnr"])
+    near = [r for r in rows if r["psnr"] >= best["psnr"] - slack_db and np.isfinite(r["one_hint_harm"])]
+    return min(near, key=lambda r: (r["one_hint_harm"], -r["psnr"])) if near else best

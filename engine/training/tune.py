@@ -262,6 +262,8 @@ def run_tune(s: TuneSettings, stop: Callable[[], bool] = lambda: False,
         torch.set_num_threads(s.threads)
     torch.manual_seed(s.seed)
     out = new_model_path(s.name, replace=s.replace or s.resume)
+    if s.base is not None and Path(s.base).resolve() == out.resolve():
+        raise TuneError(f"the model {s.name!r} is the one to start from: give the tuned model another name")
     work = s.work or out.with_suffix(".work")
     if s.resume and not (work / "checkpoint.pt").is_file():
         raise TuneError(f"no stopped tune named {s.name!r} to resume (its checkpoint would be in {work})")
@@ -270,7 +272,7 @@ def run_tune(s: TuneSettings, stop: Callable[[], bool] = lambda: False,
     for note in found.notes():
         log.warning("%s", note)
     if len(found.photos.names) < FEW_PHOTOS:
-        log.warning("only %d colour photos: the tune may not beat the shipped model, and the figure at the end "
+        log.warning("only %d colour photos: the tune may not beat the model it starts from, and the figure at the end "
                     "will be uncertain (%d or more is better)", len(found.photos.names), FEW_PHOTOS)
     train, heldout = split(found.photos)
     _same_split_as_before(work / "heldout.json", heldout.names, s.resume)

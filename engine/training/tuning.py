@@ -183,6 +183,8 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
     from ..options import ColorizeSettings
     from .hint_locality import least_harm, one_hint_cases, one_hint_figures
 
+    if rule not in SPREAD_RULES:
+        raise ValueError(f"spread rule {rule!r}: one of {', '.join(SPREAD_RULES)}")
     colorizer = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=size, batch_size=8),
                                  model=model)
     truths = truths if truths is not None else [p.astype(np.float32) / 255.0 for p in photos]
@@ -197,8 +199,6 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
             j += 1
         raw += list(colorizer.infer(pack(items[i:j]), pack_hints(items[i:j], hints[i:j])))
         i = j
-    if rule not in SPREAD_RULES:
-        raise ValueError(f"spread rule {rule!r}: one of {', '.join(SPREAD_RULES)}")
     cases = [] if rule == "psnr" else [one_hint_cases(colorizer, names[i] if names else str(i), p)
                                        for i, p in enumerate(photos)]
     rows = []

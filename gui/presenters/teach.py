@@ -128,6 +128,8 @@ class TeachPresenter(QObject):
         bad = self.backend.model_name_problem(name)
         if bad:
             return bad, "error", True
+        if name == d.base_combo.base():
+            return f"'{name}' is the model to start from: give the new one another name", "error", True
         if self.backend.model_taken(name) and not d.replace_confirmed():
             return (f"A model named '{name}' exists: tick “Replace” to overwrite it when the training ends, or "
                     "choose another name"), "error", True
@@ -162,7 +164,7 @@ class TeachPresenter(QObject):
         if self.qsettings is not None:
             save_teach(self.qsettings, TeachChoices(tuple(d.folders()), d.minutes(), self._base))
         args = tune_arguments(d.folders(), self._name, d.minutes(), replace=d.replace_confirmed(),
-                              extra=self.extra_args, base=None if self._base == SHIPPED else self._base)
+                              extra=self.extra_args, base=None if self._base == SHIPPED else self._base_file())
         run = self.run = TuneProcess(args, self.program, self)
         run.reported.connect(self._on_event)
         run.ended.connect(self._on_ended)
@@ -172,6 +174,11 @@ class TeachPresenter(QObject):
         run.start()
         self.say(f"Teaching the model '{self._name}' from your colour photos (in a separate process)…")
         return True
+
+    def _base_file(self) -> str:
+        """A bundled model by name, a taught one by its file (a name may also be a file's name in the folder)."""
+        info = next((m for m in self.backend.models() if m.name == self._base), None)
+        return self._base if info is None or info.bundled else str(info.path)
 
     @Slot()
     def cancel(self) -> None:

@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 from helpers import random_model
@@ -92,6 +93,15 @@ def test_cases_are_seeded_by_the_photos_name_and_judge_the_scan_by_the_originals
     scan = (original * 0.6 + 60).astype(np.uint8)
     cases = one_hint_cases(hinted_colorizer, "a.jpg", scan, original)
     assert len(cases) == ONE_HINT_DRAWS
+    for case in cases:  # the user knows the true colours: the hint is the original's colour, not the scan's
+        r, c = case.hint.pixel(48, 72)
+        block = original[max(0, r - 2) : r + 3, max(0, c - 2) : c + 3].reshape(-1, 3).mean(axis=0)
+        assert np.abs(np.array(case.hint.rgb) - block).max() <= 0.5
+    from engine.color import rgb_to_lab
+    h2, w2 = cases[0].truth.shape[:2]
+    true_ab = cv2.resize(rgb_to_lab(original.astype(np.float32) / 255.0)[..., 1:], (w2, h2),
+                         interpolation=cv2.INTER_AREA)
+    assert np.allclose(cases[0].truth, true_ab, atol=1e-3)  # judged on the original's colours
     again = one_hint_cases(hinted_colorizer, "a.jpg", scan, original)
     assert [c.hint for c in cases] == [c.hint for c in again]
     assert [c.hint for c in one_hint_cases(hinted_colorizer, "b.jpg", scan, original)] != [c.hint for c in cases]

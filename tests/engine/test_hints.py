@@ -453,6 +453,16 @@ def test_a_dark_line_between_two_surfaces_of_one_grey_keeps_an_edge_held_hint_on
     assert np.abs(held[r, 100]).max() < 0.15 * at  # crossing the frame costs 90 L units: e^-4.5 of the weight
     again = spread_hints(L, ab, [hint], HintSpread(reach=0.6, lightness=10.0, floor=0.02, edges=20.0))
     assert np.array_equal(again, held)  # the kept path cost gives what a fresh one does
+    L[:, 62:66] = 55.0  # the same hint on a photo without the frame: not the kept map of the other photo
+    open_ = spread_hints(L, ab, [hint], HintSpread(reach=0.6, lightness=10.0, floor=0.02, edges=20.0))
+    assert np.abs(open_[r, 100]).max() > 0.8 * at
+    L[:, 62:66] = 10.0
+    second = Hint(0.9, 0.5, (200, 60, 60))  # a hint added beside a kept one: each map as if worked out alone
+    pair = spread_hints(L, ab, [hint, second], HintSpread(reach=0.6, lightness=10.0, floor=0.02, edges=20.0))
+    assert np.abs(pair[r, c] - held[r, c]).max() < 0.02 * at  # the far side's hint stays behind the frame
+    r2, c2 = second.pixel(64, 128)
+    assert np.abs(pair[r2, c2] - spread_hints(L, ab, [second], HintSpread(
+        reach=0.6, lightness=10.0, floor=0.02, edges=20.0))[r2, c2]).max() < 0.02 * at
 
 
 def test_the_path_cost_is_the_least_lightness_change_crossed_from_the_seed():

@@ -415,3 +415,29 @@ def test_keeping_a_model_says_what_it_replaced():
     assert "in place of Auto" in kept_in_place_of("auto", "Family")
     assert kept_in_place_of("old-prints", "Family") == "; in place of Old prints"
     assert kept_in_place_of("Family", "Family") == ""  # taught again under its own name: nothing replaced
+
+
+def test_a_taught_model_to_start_from_is_passed_by_its_file_and_never_replaced_by_the_tune(
+        qtbot, backend, make_window, tuned_model, colour_folder):
+    window, dialog = teach_window(make_window, backend, colour_folder(30), "Mine")
+    qtbot.waitUntil(lambda: "30 photos found" in dialog.count_label.text(), timeout=5000)
+    bases = [dialog.base_combo.itemData(i) for i in range(dialog.base_combo.count())]
+    assert "Mine" in bases and "Broken" not in bases  # a file that is no model is nothing to start from
+    dialog.base_combo.setCurrentIndex(bases.index("Mine"))
+    dialog.replace_box.setChecked(True)
+    text, kind, refused = window.teach.problem()
+    assert refused and kind == "error" and "the model to start from" in text  # Replace cannot write over its start
+    dialog.name_edit.setText("Mine again")
+    assert not window.teach.problem()[2]
+    window.teach._base = "Mine"
+    assert window.teach._base_file() == str(tuned_model)  # by its file: a name may also be a file's in the folder
+    window.teach._base = "old-prints"
+    assert window.teach._base_file() == "old-prints"
+
+
+def test_a_tune_refuses_to_write_over_the_model_it_starts_from(models_dir, tuned_model, tmp_path):
+    from engine.training.tune import TuneError, TuneSettings, run_tune
+
+    with pytest.raises(TuneError, match="the one to start from"):
+        run_tune(TuneSettings(photos=[tmp_path], name="Mine", base=tuned_model, replace=True))
+    assert tuned_model.is_file()

@@ -54,14 +54,13 @@ def main() -> None:
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 40
     sets = {"old-print scans": sorted(Path(sys.argv[1]).iterdir())[:n],
             "grey copies": sorted(Path(sys.argv[2]).iterdir())[:n]}
-    rng = np.random.default_rng(0)
     models = [(Path(w).stem, Path(w)) for w in sys.argv[4:]] or [
         ("shipped", ROOT / "resources" / "models" / "colorizer.pt"),
         ("old-prints", ROOT / "resources" / "models" / "old-prints.pt")]
     for name, weights in models:
         c = Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", weights=weights))
         for kind, files in sets.items():
-            r = probe(c, files, rng)
+            r = probe(c, files, np.random.default_rng(0))  # each model and set: the same points
             m = r.mean(0)
             print(f"{name:10s} {kind:15s} n={len(r)} network: near {m[0]:5.1f} far {m[1]:4.1f} | with spread: "
                   f"near {m[2]:5.1f} far {m[3]:5.1f}, far pixels moved >10 ab: {100 * m[4]:4.1f}%")
