@@ -21,7 +21,7 @@ from engine.tune_rules import FEW_PHOTOS, MIN_PHOTOS, held_out_count
 from engine.tune_rules import HELD_OUT_SHARE as HELD_OUT_SHARE  # the rules, as the tests read them here
 from engine.tune_rules import MAX_HELD_OUT as MAX_HELD_OUT
 from engine.tune_rules import MIN_HELD_OUT as MIN_HELD_OUT
-from gui.model.models import OLD_PRINTS, SHIPPED, display_name
+from gui.model.models import OLD_PRINTS, SHIPPED, ModelInfo, display_name
 
 COUNT_LIMIT = 100_000  # counting stops here: a whole disk chosen by mistake must not keep a thread busy for long
 
@@ -117,6 +117,21 @@ def step_text(event: dict[str, Any]) -> str:
     of = f" of {steps}" if steps else ""
     left = clock(float(event.get("seconds_left") or 0))
     return f"step {event.get('step', 0)}{of} · about {left} left, then measuring"
+
+
+def start_models(models: Iterable[ModelInfo]) -> list[tuple[str, str]]:
+    """The models a tune can start from, (name, label) each: every usable one but Auto, which is two."""
+    return [(m.name, m.label) for m in models if not (m.auto or m.problem)]
+
+
+def base_argument(models: Iterable[ModelInfo], base: str) -> str | None:
+    """``tune --base`` for ``base``: None for the shipped model (tune's default), a bundled one by name, a taught one
+    by its file (a name may also be a file's name in the tune's working folder).
+    """
+    if base == SHIPPED:
+        return None
+    info = next((m for m in models if m.name == base), None)
+    return base if info is None or info.bundled else str(info.path)
 
 
 def start_words(base: str) -> str:

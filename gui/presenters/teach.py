@@ -21,9 +21,11 @@ from gui.model.models import AUTO, SHIPPED, display_name
 from gui.model.settings import TeachChoices, load_teach, save_teach
 from gui.model.teach import (
     PhotoCounter,
+    base_argument,
     count_text,
     estimate_text,
     photos_problem,
+    start_models,
     start_words,
     step_text,
     verdict_text,
@@ -75,8 +77,7 @@ class TeachPresenter(QObject):
             self._count = (0, False)
             last = load_teach(self.qsettings) if self.qsettings is not None else TeachChoices()
             d.set_minutes(last.minutes)
-            bases = [(m.name, m.label) for m in self.backend.models() if not (m.auto or m.problem)]
-            d.base_combo.set_bases(bases, last.base)
+            d.base_combo.set_bases(start_models(self.backend.models()), last.base)
             d.add_folders([f for f in last.folders if f.is_dir()])  # one moved or unplugged since is left out
             self._update()
         self.dialog.show()
@@ -164,7 +165,7 @@ class TeachPresenter(QObject):
         if self.qsettings is not None:
             save_teach(self.qsettings, TeachChoices(tuple(d.folders()), d.minutes(), self._base))
         args = tune_arguments(d.folders(), self._name, d.minutes(), replace=d.replace_confirmed(),
-                              extra=self.extra_args, base=None if self._base == SHIPPED else self._base_file())
+                              extra=self.extra_args, base=base_argument(self.backend.models(), self._base))
         run = self.run = TuneProcess(args, self.program, self)
         run.reported.connect(self._on_event)
         run.ended.connect(self._on_ended)
@@ -174,11 +175,6 @@ class TeachPresenter(QObject):
         run.start()
         self.say(f"Teaching the model '{self._name}' from your colour photos (in a separate process)…")
         return True
-
-    def _base_file(self) -> str:
-        """A bundled model by name, a taught one by its file (a name may also be a file's name in the folder)."""
-        info = next((m for m in self.backend.models() if m.name == self._base), None)
-        return self._base if info is None or info.bundled else str(info.path)
 
     @Slot()
     def cancel(self) -> None:

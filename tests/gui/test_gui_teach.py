@@ -429,10 +429,9 @@ def test_a_taught_model_to_start_from_is_passed_by_its_file_and_never_replaced_b
     assert refused and kind == "error" and "the model to start from" in text  # Replace cannot write over its start
     dialog.name_edit.setText("Mine again")
     assert not window.teach.problem()[2]
-    window.teach._base = "Mine"
-    assert window.teach._base_file() == str(tuned_model)  # by its file: a name may also be a file's in the folder
-    window.teach._base = "old-prints"
-    assert window.teach._base_file() == "old-prints"
+    models = backend.models()
+    assert teach.base_argument(models, "Mine") == str(tuned_model)  # by its file: a name may also be a file's
+    assert teach.base_argument(models, "old-prints") == "old-prints" and teach.base_argument(models, "shipped") is None
 
 
 def test_a_tune_refuses_to_write_over_the_model_it_starts_from(models_dir, tuned_model, tmp_path):
