@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,9 +29,6 @@ class HintSpread:
         the hint (its cell of the spread's grid): without it a hint on a grey background also recolours a
         subject of similar lightness beside it (the network itself carries a hint only a little way), where
         the network had told the two apart by their colours.
-    edges: the lightness change (L units) a path from the hint crosses (``lightness_path_cost``), as a scale: the
-        weight falls by e for each ``edges`` of it, so a hint stays on its own surface where an edge parts it from
-        another of the same lightness and colour (0: off).
     fade: the least denominator of the weighted mean. At 0 a pixel takes a lone hint's correction in the share
         w / (floor + w), nearly all of it wherever the weight is well above the floor; at 1 it takes w of it, so
         the correction fades out with the weight, and only where hints together weigh more than 1 is it their mean.
@@ -46,66 +40,6 @@ class HintSpread:
     gain: float = 1.0
     colour: float = 0.0  # ab units: the scale of the difference in the network's own colour from the hint's (0: off)
     fade: float = 0.0
-    edges: float = 0.0
-
-
-def lightness_path_cost(L: np.ndarray, seeds: Sequence[tuple[int, int]], sweeps: int = 2) -> np.ndarray:
-    """For each seed pixel, every pixel's least total lightness change along a 4-connected path from it: K x h x w.
-
-    Raster sweeps down and up (each row relaxed both ways at once by running minima over its cumulative steps)
-    find every path that turns back at most ``sweeps`` times: an edge between surfaces costs its step, a smooth
-    surface almost nothing.
-    """
-    h, w = L.shape
-    L = L.astype(np.float32)
-    cost = np.full((len(seeds), h, w), np.inf, np.float32)
-    for k, (r, c) in enumerate(seeds):
-        cost[k, r, c] = 0.0
-    along = np.concatenate([np.zeros((h, 1), np.float32), np.cumsum(np.abs(np.diff(L, axis=1)), axis=1)], axis=1)
-    down = np.abs(np.diff(L, axis=0))  # (h-1) x w: the step from row r to r+1
-
-    def relax_row(r: int) -> None:
-        c = along[r]
-        row = np.minimum(cost[:, r], c + np.minimum.accumulate(cost[:, r] - c, axis=1))  # from the left
-        cost[:, r] = np.minimum(row, np.minimum.accumulate((row + c)[:, ::-1], axis=1)[:, ::-1] - c)  # the right
-
-    for _ in range(sweeps):
-        relax_row(0)
-        for r in range(1, h):
-            np.minimum(cost[:, r], cost[:, r - 1] + down[r - 1], out=cost[:, r])
-            relax_row(r)
-        for r in range(h - 2, -1, -1):
-            np.minimum(cost[:, r], cost[:, r + 1] + down[r], out=cost[:, r])
-            relax_row(r)
-    return cost
-
-
-_PATHS: OrderedDict[tuple[bytes, tuple[int, ...], tuple[int, int]], np.ndarray] = OrderedDict()
-_PATHS_LOCK = threading.Lock()
-PATHS_KEPT = 64  # path-cost maps kept (about 50 kB each at the 128-cell grid): a hint added or moved pays for itself
-
-
-def _path_cost(grid_L: np.ndarray, cells: list[tuple[int, int]]) -> np.ndarray:
-    """``lightness_path_cost`` per hint cell, each map kept for the photo's grid (it depends on nothing else), so
-    adding or moving one hint works out that hint's map alone. K x gh x gw, read-only.
-    """
-    digest = hashlib.blake2b(np.ascontiguousarray(grid_L).tobytes(), digest_size=16).digest()
-    keys = [(digest, grid_L.shape, cell) for cell in cells]
-    with _PATHS_LOCK:
-        found = {key: _PATHS[key] for key in keys if key in _PATHS}
-        for key in found:
-            _PATHS.move_to_end(key)
-    missing = list(dict.fromkeys(key for key in keys if key not in found))
-    if missing:
-        for key, cost in zip(missing, lightness_path_cost(grid_L, [key[2] for key in missing]), strict=True):
-            cost.flags.writeable = False
-            found[key] = cost
-        with _PATHS_LOCK:
-            for key in missing:
-                _PATHS[key] = found[key]
-            while len(_PATHS) > PATHS_KEPT:
-                _PATHS.popitem(last=False)
-    return np.stack([found[key] for key in keys])
 
 
 def _weights(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread,
@@ -128,17 +62,14 @@ def _weights(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintS
     if spread.colour > 0:
         grid_ab = to_grid(ab if reference is None else np.ascontiguousarray(reference, np.float32))
         two_c2 = 2.0 * spread.colour ** 2
-    pixels = [hint.pixel(h, w) for hint in hints]
-    cells = [(min(gh - 1, int(r * gh / h)), min(gw - 1, int(c * gw / w))) for r, c in pixels]
-    crossed = _path_cost(grid_L, cells) / np.float32(spread.edges) if spread.edges > 0 else None
     weights = []
-    for k, ((r, c), cell) in enumerate(zip(pixels, cells, strict=True)):
+    for hint in hints:
+        r, c = hint.pixel(h, w)
         dist = ((ys - (r + 0.5)) ** 2)[:, None] + ((xs - (c + 0.5)) ** 2)[None, :]
         exponent = -dist / two_d2 - (grid_L - L[r, c]) ** 2 / two_l2
         if grid_ab is not None:  # against the hint's own grid cell: weight 1 there, even on a colour edge
-            exponent = exponent - ((grid_ab - grid_ab[cell]) ** 2).sum(axis=-1) / two_c2
-        if crossed is not None:
-            exponent = exponent - crossed[k]
+            here = grid_ab[min(gh - 1, int(r * gh / h)), min(gw - 1, int(c * gw / w))]
+            exponent = exponent - ((grid_ab - here) ** 2).sum(axis=-1) / two_c2
         weights.append(np.exp(exponent).astype(np.float32))
     return weights, (gh, gw)
 

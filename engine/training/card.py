@@ -67,7 +67,6 @@ def _hint_lines(card: dict[str, Any]) -> list[str]:
         gain = f", chroma gain {m['hint_gain']} on a hinted photo" if m.get("hint_gain", 1.0) != 1.0 else ""
         colour = f", colour {m['hint_spread_colour']}" if m.get("hint_spread_colour") else ""
         colour += ", fading with its weight" if m.get("hint_spread_fade") else ""
-        colour += f", edges {m['hint_spread_edges']}" if m.get("hint_spread_edges") else ""
         local = "one_hint_harm" in spread and spread.get("vivid", 1.0)  # no row kept the colour: the most colourful
         how = (f"as the one whose lone hint least changes the parts of another colour ({spread['one_hint_harm']:.2f}"
                " ab units on average) within 0.3 dB of the best PSNR " if local else "")

@@ -141,13 +141,9 @@ def matching_gain(model: CVUNet, teacher: CVUNet, L: np.ndarray, ab: np.ndarray,
 
 SPREAD_HINTS = 10  # simulated hints per tuning crop when choosing the hint spread
 _REACHES, _LIGHTNESS, _COLOUR = (0.1, 0.15, 0.2, 0.3, 0.45, 0.6), (5.0, 10.0, 20.0), (0.0, 5.0, 10.0, 20.0, 40.0)
-SPREADS = ([(0.0, 10.0, 0.05, 0.0, 0.0, 0.0)]  # (reach, lightness, floor, colour, fade, edges): no spread, the
-           # floor form, fading, and both held by the edges a path from the hint crosses
-           + [(r, lt, f, e, 0.0, 0.0) for r in _REACHES for lt in _LIGHTNESS for f in (0.02, 0.05, 0.2)
-              for e in _COLOUR]
-           + [(r, lt, f, e, 1.0, 0.0) for r in _REACHES for lt in _LIGHTNESS for f in (0.02, 0.2) for e in _COLOUR]
-           + [(r, lt, f, e, fade, edges) for r in (0.3, 0.45, 0.6) for lt in (10.0, 20.0) for f in (0.02, 0.2)
-              for e in (0.0, 10.0) for fade in (0.0, 1.0) for edges in (20.0, 40.0)])
+SPREADS = ([(0.0, 10.0, 0.05, 0.0, 0.0)]  # (reach, lightness, floor, colour, fade): no spread, the floor form, fading
+           + [(r, lt, f, e, 0.0) for r in _REACHES for lt in _LIGHTNESS for f in (0.02, 0.05, 0.2) for e in _COLOUR]
+           + [(r, lt, f, e, 1.0) for r in _REACHES for lt in _LIGHTNESS for f in (0.02, 0.2) for e in _COLOUR])
 SPREAD_RULES = ("psnr", "local")  # the best 10-hint PSNR; or the least one-hint harm near it (``hint_locality``)
 SPREAD_SLACK_DB = 0.3  # "local": how far below the best 10-hint PSNR a spread may be
 
@@ -203,12 +199,12 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
                                        for i, p in enumerate(photos)]
     rows = []
     for gain in gains:
-        for reach, lightness, floor, colour, fade, edges in SPREADS:
-            spread = HintSpread(reach, lightness, floor, gain, colour, fade, edges)
+        for reach, lightness, floor, colour, fade in SPREADS:
+            spread = HintSpread(reach, lightness, floor, gain, colour, fade)
             outs = [color.join_lab(item.L, unpack(spread_on_half(raw[i], item, hints[i], spread), item))
                     for i, item in enumerate(items)]
             rows.append({"reach": reach, "lightness": lightness, "floor": floor, "gain": gain, "colour": colour,
-                         "fade": fade, "edges": edges,
+                         "fade": fade,
                          "psnr": float(np.mean([color.psnr(o, t) for o, t in zip(outs, truths, strict=True)])),
                          "colourfulness_ratio": float(np.mean([color.colourfulness(color.to_uint8(o)) for o in outs]))
                          / max(original, 1e-6)})
