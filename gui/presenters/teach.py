@@ -141,10 +141,10 @@ class TeachPresenter(QObject):
         d = self.dialog
         if d is None or self.run is not None:
             return
-        d.show_replace(bool(d.name()) and self.backend.model_taken(d.name()))
+        d.show_replace(bool(d.name()) and self.backend.model_taken(d.name()) and d.name() != d.base_combo.base())
         if self._count is not None:
             photos, capped = self._count
-            d.set_count_text(count_text(photos, capped) if d.folders() else "Add a folder of colour photos")
+            d.set_count_text(count_text(photos, capped) if d.folders() else "No folders yet")
             d.set_estimate_text(estimate_text(photos, d.minutes()) if photos else "")
         text, kind, _ = self.problem()
         d.set_message(text, kind)

@@ -151,13 +151,21 @@ class ExampleGrid(QWidget):
         return sum(1 for p in self.pictures if not p.pixmap().isNull())
 
 
+START_TIPS = {  # what each model to start from is for; it is measured against the tuned one and stays as it is
+    "shipped": "Start from the model that comes with the app, for grey copies and clean scans; it stays as it is",
+    "old-prints": "Start from Old prints, trained on scans of old prints (grain, fading, toning): for photos you will "
+                  "colorize from such scans; it stays as it is",
+    "": "Start from this model taught before, to teach it more; it stays as it is under its own name",
+}
+
+
 class BaseChoice(QComboBox):
     """The model a tune starts from, by name (the item's data), shown by its label."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setToolTip("The model the training starts from and is measured against; it stays as it is. "
-                        "Old prints suits photos to be colorized from scans of old prints.")
+        self.setToolTip("The model the training starts from and is measured against; it stays as it is")
+        self.currentIndexChanged.connect(lambda i: self.setToolTip(str(self.itemData(i, Qt.ItemDataRole.ToolTipRole))))
 
     def set_bases(self, bases: list[tuple[str, str]], chosen: str) -> None:
         """The models to start from, (name, label) each; ``chosen`` selected where listed, else the first."""
@@ -165,8 +173,10 @@ class BaseChoice(QComboBox):
         self.clear()
         for name, label in bases:
             self.addItem(label, name)
+            self.setItemData(self.count() - 1, START_TIPS.get(name, START_TIPS[""]), Qt.ItemDataRole.ToolTipRole)
         self.setCurrentIndex(max(0, self.findData(chosen)))
         self.blockSignals(False)
+        self.setToolTip(str(self.itemData(self.currentIndex(), Qt.ItemDataRole.ToolTipRole)))
 
     def base(self) -> str:
         return str(self.currentData() or "")
@@ -234,7 +244,7 @@ class TeachDialog(QDialog):
         folders = QHBoxLayout()
         folders.addWidget(self.folder_list, 1)
         folders.addLayout(side)
-        self.count_label = QLabel("Add a folder of colour photos")
+        self.count_label = QLabel("No folders yet")
         self.name_edit = QLineEdit()
         self.name_edit.setPlaceholderText("e.g. Family 1950s")
         self.name_edit.setToolTip("The tuned model's name: letters, digits, spaces, '-', '_' or '.'")

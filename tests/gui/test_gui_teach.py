@@ -424,9 +424,13 @@ def test_a_taught_model_to_start_from_is_passed_by_its_file_and_never_replaced_b
     bases = [dialog.base_combo.itemData(i) for i in range(dialog.base_combo.count())]
     assert "Mine" in bases and "Broken" not in bases  # a file that is no model is nothing to start from
     dialog.base_combo.setCurrentIndex(bases.index("Mine"))
+    assert "taught before" in dialog.base_combo.toolTip()  # each choice says what it is for
     dialog.replace_box.setChecked(True)
     text, kind, refused = window.teach.problem()
     assert refused and kind == "error" and "the model to start from" in text  # Replace cannot write over its start
+    assert dialog.replace_box.isHidden()  # and is not offered for it
+    dialog.base_combo.setCurrentIndex(bases.index("old-prints"))
+    assert "scans of old prints" in dialog.base_combo.toolTip() and not dialog.replace_box.isHidden()
     dialog.name_edit.setText("Mine again")
     assert not window.teach.problem()[2]
     models = backend.models()
