@@ -52,8 +52,9 @@ def changed_text(stale: int, shortcut: str, what: str = "Settings", selected: in
     head = f"{what} changed since {counted(stale, 'photo')} {'were' if stale != 1 else 'was'} colorized: "
     if selected and not selected_stale:
         chosen = "selected photo is" if selected == 1 else "selected photos are"
-        return (head + f"with no photo selected, Run Again ({shortcut}) colorizes {them} with the new "
-                f"{what.lower()} (the {chosen} not among them)")
+        among = "not it" if stale == 1 else "not among them"
+        return (head + f"the {chosen} {among}; select {them}, or no photo, and Run Again ({shortcut}) "
+                f"colorizes {them} with the new {what.lower()}")
     whom = f"the {counted(selected, 'selected photo')} (with none selected, every photo)" if selected else them
     return head + f"Run Again ({shortcut}) colorizes {whom} with the new {what.lower()}"
 

@@ -418,7 +418,7 @@ def test_the_run_again_offer_follows_the_selection_away_from_the_photo_whose_hin
     assert "colorizes the 1 selected photo" in window.status_label.text()
     _select_row(window, 1)
     text = window.status_label.text()
-    assert "with no photo selected, Run Again" in text and "the selected photo is not among them" in text
+    assert "or no photo, and Run Again" in text and "the selected photo is not it; select it" in text
 
 
 def test_the_colour_menu_offers_the_colours_of_the_hints_placed_last_after_the_likeliest(qtbot, tmp_path):

@@ -119,7 +119,8 @@ def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_w
     window.preview.bar.strength.setValue(130)
     window.preview.bar.strength.setValue(120)
     text = window.status_label.text()
-    assert "since 1 photo was colorized" in text and "with no photo selected" in text and "not among them" in text
+    assert "since 1 photo was colorized" in text and "or no photo, and Run Again" in text
+    assert "the selected photo is not it;" in text
 
 
 def test_a_run_again_cancelled_then_started_still_replaces_the_photos_own_outputs(qtbot, make_window, slow_backend,
@@ -146,6 +147,6 @@ def test_the_offer_with_only_unchanged_photos_selected_does_not_call_them_up_to_
     from gui.model.run_keys import changed_text
 
     text = changed_text(3, "Ctrl+R", "Settings", selected=1, selected_stale=0)
-    assert text == ("Settings changed since 3 photos were colorized: with no photo selected, Run Again (Ctrl+R) "
-                    "colorizes them with the new settings (the selected photo is not among them)")
+    assert text == ("Settings changed since 3 photos were colorized: the selected photo is not among them; select "
+                    "them, or no photo, and Run Again (Ctrl+R) colorizes them with the new settings")
     assert "up to date" not in changed_text(3, "Ctrl+R", "Hints", selected=2, selected_stale=0)
