@@ -243,8 +243,7 @@ class TeachPresenter(QObject):
         self._dismiss()
         before = self.models_changed(name)
         if before is not None:  # None: it could not be chosen, and the line says why
-            self.say(f"Kept the model '{name}': the Engine panel colorizes every photo with it now (Model > Show "
-                     f"Model Card){kept_in_place_of(before, name)}")
+            self.say(f"Kept '{name}': it colorizes every photo now{kept_in_place_of(before, name)}")
 
     @Slot()
     def discard(self) -> None:
@@ -287,10 +286,9 @@ class TeachPresenter(QObject):
 
 
 def kept_in_place_of(before: str, kept: str) -> str:
-    """"; in place of …": the model a kept one took the place of in the Engine panel (nothing where it was itself).
+    """", in place of …": the model a kept one took the place of in the Engine panel (nothing where it was itself).
     Auto is named with what it did, since one model now colours old prints too.
     """
     if before == AUTO:
-        return ("; in place of Auto, which gave scans of old prints the Old prints model: choose Auto in the Model "
-                "list to go back to it")
-    return f"; in place of {display_name(before)}" if before != kept else ""
+        return ", old-print scans too, in place of Auto (choose Auto in the Model list to go back)"
+    return f", in place of {display_name(before)}" if before != kept else ""

@@ -93,7 +93,7 @@ def test_teaching_runs_in_another_process_while_the_window_keeps_processing_even
     assert (models_dir / "Family.pt").is_file() and (models_dir / "Family.md").is_file()
     dialog.keep_button.click()
     assert window.teach.dialog is None
-    assert window.status_label.text().endswith("; in place of Shipped")  # the choice it took the place of
+    assert window.status_label.text().endswith(", in place of Shipped")  # the choice it took the place of
     panel = window.engine_panel
     assert panel.model_name() == "Family" and panel.choice().weights == models_dir / "Family.pt"
     assert "Family" in [panel.model.itemData(i) for i in range(panel.model.count())]
@@ -413,7 +413,7 @@ def test_keeping_a_model_says_what_it_replaced():
     from gui.presenters.teach import kept_in_place_of
 
     assert "in place of Auto" in kept_in_place_of("auto", "Family")
-    assert kept_in_place_of("old-prints", "Family") == "; in place of Old prints"
+    assert kept_in_place_of("old-prints", "Family") == ", in place of Old prints"
     assert kept_in_place_of("Family", "Family") == ""  # taught again under its own name: nothing replaced
 
 
