@@ -74,12 +74,18 @@ class QueuePresenter(QObject):
             self.add_paths(Path(f) for f in files)
 
     def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self._parent, "Add a folder of photos", self._last_dir())
+        folder = QFileDialog.getExistingDirectory(self._parent, "Add a folder of photos", self._last_dir(folder=True))
         if folder:
             self.qsettings.setValue("paths/last_input", folder)
             self.add_paths([Path(folder)])
 
-    def _last_dir(self) -> str:
+    def _last_dir(self, folder: bool = False) -> str:
+        """Where Add Photos and Add Folder open: beside the last queued photo (for a folder, one level up, where
+        its neighbours are), however it was queued; with an empty queue, the folder last chosen, else home.
+        """
+        if self.queue.rowCount():
+            here = self.queue.row(self.queue.rowCount() - 1).path.parent
+            return str(here.parent if folder else here)
         return str(self.qsettings.value("paths/last_input", "") or Path.home())
 
     def queue_samples(self) -> int:

@@ -224,3 +224,19 @@ def test_a_folder_colorized_into_itself_and_queued_again_queues_only_its_photos(
     window.queue_presenter.add_paths([scans])
     assert sorted(r.path.relative_to(scans).as_posix() for r in window.queue.rows()) == ["p0.png", "p1.png", "p2.png"]
     assert "the outputs inside 'scans' were left out" in window.status_label.text()
+
+
+def test_add_photos_and_add_folder_open_beside_the_last_queued_photo_however_it_came(make_window, backend, tmp_path,
+                                                                                      write_photo, monkeypatch):
+    window = make_window(backend)
+    opened_in = []
+    monkeypatch.setattr("gui.presenters.queue.QFileDialog.getExistingDirectory",
+                        lambda parent, title, folder: opened_in.append(folder) or "")
+    monkeypatch.setattr("gui.presenters.queue.QFileDialog.getOpenFileNames",
+                        lambda parent, title, folder, patterns: opened_in.append(folder) or ([], ""))
+    window.queue_presenter.choose_folder()
+    assert opened_in == [str(Path.home())]  # nothing queued, nothing chosen before: home
+    window.queue_presenter.add_paths([write_photo(tmp_path / "scans" / "box1" / "a.png")])  # as a drop would
+    window.queue_presenter.choose_folder()
+    window.queue_presenter.choose_files()
+    assert opened_in[1:] == [str(tmp_path / "scans"), str(tmp_path / "scans" / "box1")]  # box1's neighbours; its photos
