@@ -44,14 +44,18 @@ def simulate_hints(rgb_original: np.ndarray, n: int, seed: int, patch: int = 5) 
 
     ``rgb_original``: H x W x 3 uint8 RGB, the upright colour original.
     """
-    h, w = rgb_original.shape[:2]
     rng = np.random.default_rng(seed)
     hints = []
     for _ in range(n):
         x, y = float(rng.random()), float(rng.random())
-        r, c = relative_pixel(x, y, h, w)
-        half = patch // 2
-        block = rgb_original[max(0, r - half) : r + half + 1, max(0, c - half) : c + half + 1].reshape(-1, 3)
-        mean = np.clip(np.rint(block.astype(np.float64).mean(axis=0)), 0, 255).astype(int)
-        hints.append(Hint(x, y, (int(mean[0]), int(mean[1]), int(mean[2]))))
+        hints.append(Hint(x, y, patch_colour(rgb_original, x, y, patch)))
     return hints
+
+
+def patch_colour(rgb_original: np.ndarray, x: float, y: float, patch: int = 5) -> tuple[int, int, int]:
+    """The colour a simulated user gives a hint at (x, y): the original's mean in a patch x patch square there."""
+    r, c = relative_pixel(x, y, *rgb_original.shape[:2])
+    half = patch // 2
+    block = rgb_original[max(0, r - half) : r + half + 1, max(0, c - half) : c + half + 1].reshape(-1, 3)
+    mean = np.clip(np.rint(block.astype(np.float64).mean(axis=0)), 0, 255).astype(int)
+    return int(mean[0]), int(mean[1]), int(mean[2])

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_text
+from .tuning import SPREAD_SLACK_DB
 
 BEFORE_THE_OPTION = 5  # stages trained before --first-trained-block existed fine-tuned encoder blocks 5 and up
 
@@ -61,15 +62,15 @@ def _hint_lines(card: dict[str, Any]) -> list[str]:
         lines.append(f"- Hint spread: reach {m['hint_spread']} of the shorter side, the teacher's, kept.")
     elif m.get("hint_spread"):
         spread = readout.get("hint_spread") or {}
-        where = "the same photos" if readout.get("chosen_on") == "photos from other sources" else "the tuning photos"
-        where = f"the photos of {readout['hint_spread_chosen_again_on']}" \
-            if readout.get("hint_spread_chosen_again_on") else where
+        again = readout.get("hint_spread_chosen_again_on")
+        where = (f"the photos of {again}" if again else "the same photos"
+                 if readout.get("chosen_on") == "photos from other sources" else "the tuning photos")
         gain = f", chroma gain {m['hint_gain']} on a hinted photo" if m.get("hint_gain", 1.0) != 1.0 else ""
         colour = f", colour {m['hint_spread_colour']}" if m.get("hint_spread_colour") else ""
         colour += ", fading with its weight" if m.get("hint_spread_fade") else ""
         local = "one_hint_harm" in spread and spread.get("vivid", 1.0)  # no row kept the colour: the most colourful
         how = (f"as the one whose lone hint least changes the parts of another colour ({spread['one_hint_harm']:.2f}"
-               " ab units on average) within 0.3 dB of the best PSNR " if local else "")
+               f" ab units on average) within {SPREAD_SLACK_DB} dB of the best PSNR " if local else "")
         lines.append(f"- Hint spread: reach {m['hint_spread']} of the shorter side, lightness "
                      f"{m.get('hint_spread_lightness')}, floor {m.get('hint_spread_floor')}{colour}{gain}, "
                      f"chosen on {where} {how}"

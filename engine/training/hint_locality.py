@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import color
 from ..colorizer import Colorizer, Prepared, pack, pack_hints, prepare, spread_on_half
-from ..hints import Hint, HintSpread, relative_pixel
+from ..hints import Hint, HintSpread
+from ..hints.draws import patch_colour
 
 ONE_HINT_DRAWS = 3  # single hints per photo
 WRONG_SHARE = 0.25  # a hint goes where the automatic colour is among this share of the photo's most wrong
@@ -34,6 +35,7 @@ class OneHint:
     hinted: np.ndarray  # the network's output with the hint (2 x H/2 x W/2 canvas)
     auto: np.ndarray  # h2 x w2 x 2: the automatic colours, no hint
     truth: np.ndarray  # h2 x w2 x 2: the original's ab
+    wrong: np.ndarray  # h2 x w2: how far the automatic colours are from the original's (ab units)
     other: np.ndarray  # h2 x w2 bool: pixels of another colour than the hint's
     own: np.ndarray  # h2 x w2 bool: pixels of the hint's own colour
     far: np.ndarray  # h2 x w2 bool
@@ -42,6 +44,11 @@ class OneHint:
 def hint_seed(name: str, draw: int) -> int:
     """The same photo gets the same hints in any order and on any machine."""
     return zlib.crc32(f"one-hint:{draw}:{name}".encode())
+
+
+def _off(ab: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """Per pixel, how far apart two ab images are (ab units)."""
+    return np.hypot(ab[..., 0] - other[..., 0], ab[..., 1] - other[..., 1])
 
 
 def _half(item: Prepared) -> tuple[int, int]:
@@ -57,12 +64,8 @@ def _hint_where_wrong(original: np.ndarray, wrong: np.ndarray, seed: int, patch:
     h2, w2 = wrong.shape
     rows, cols = np.nonzero(wrong >= np.quantile(wrong, 1.0 - WRONG_SHARE))
     k = int(np.random.default_rng(seed).integers(len(rows)))
-    x, y = (cols[k] + 0.5) / w2, (rows[k] + 0.5) / h2
-    r, c = relative_pixel(float(x), float(y), *original.shape[:2])
-    half = patch // 2
-    block = original[max(0, r - half) : r + half + 1, max(0, c - half) : c + half + 1].reshape(-1, 3)
-    mean = np.clip(np.rint(block.astype(np.float64).mean(axis=0)), 0, 255).astype(int)
-    return Hint(float(x), float(y), (int(mean[0]), int(mean[1]), int(mean[2])))
+    x, y = float((cols[k] + 0.5) / w2), float((rows[k] + 0.5) / h2)
+    return Hint(x, y, patch_colour(original, x, y, patch))
 
 
 def one_hint_cases(colorizer: Colorizer, name: str, photo: np.ndarray,
@@ -79,7 +82,7 @@ def one_hint_cases(colorizer: Colorizer, name: str, photo: np.ndarray,
     lab = color.rgb_to_lab(original.astype(np.float32) / 255.0)
     truth = cv2.resize(np.ascontiguousarray(lab[..., 1:]), (w2, h2), interpolation=cv2.INTER_AREA).reshape(h2, w2, 2)
     auto = colorizer.infer(pack([item]))[0][:, :h2, :w2].transpose(1, 2, 0)
-    wrong = np.hypot(*(auto - truth).transpose(2, 0, 1))
+    wrong = _off(auto, truth)
     hints = [_hint_where_wrong(original, wrong, hint_seed(name, k)) for k in range(ONE_HINT_DRAWS)]
     items = [item] * len(hints)
     hinted = colorizer.infer(pack(items), pack_hints(items, [[hint] for hint in hints]))
@@ -90,12 +93,8 @@ def one_hint_cases(colorizer: Colorizer, name: str, photo: np.ndarray,
         here = truth[max(0, r - 1) : r + 2, max(0, c - 1) : c + 2].reshape(-1, 2).mean(axis=0)
         apart = np.hypot(*(truth - here).transpose(2, 0, 1))
         far = np.hypot(yy - r, xx - c) > FAR * min(h2, w2)
-        cases.append(OneHint(item, hint, out, auto, truth, apart > OTHER_COLOUR, apart < OWN_COLOUR, far))
+        cases.append(OneHint(item, hint, out, auto, truth, wrong, apart > OTHER_COLOUR, apart < OWN_COLOUR, far))
     return cases
-
-
-def _off(ab: np.ndarray, other: np.ndarray) -> np.ndarray:
-    return np.hypot(ab[..., 0] - other[..., 0], ab[..., 1] - other[..., 1])
 
 
 def one_hint_figures(cases: Sequence[OneHint], spread: HintSpread) -> dict[str, float]:
@@ -112,7 +111,7 @@ def one_hint_figures(cases: Sequence[OneHint], spread: HintSpread) -> dict[str, 
     for case in cases:
         h2, w2 = case.auto.shape[:2]
         out = spread_on_half(case.hinted, case.item, [case.hint], spread)[:, :h2, :w2].transpose(1, 2, 0)
-        worse = _off(out, case.truth) - _off(case.auto, case.truth)
+        worse = _off(out, case.truth) - case.wrong
         if case.other.any():
             harm.append(float(worse[case.other].mean()))
         if case.own.any():

@@ -154,8 +154,7 @@ def choose_spread(model: CVUNet, L: np.ndarray, ab: np.ndarray,
     harm within SPREAD_SLACK_DB of the best PSNR with SPREAD_HINTS simulated hints each): (the chosen, every row).
     """
     truths = [color.join_lab(L[i, 0], ab[i].transpose(1, 2, 0)) for i in range(len(L))]
-    return choose_spread_on_photos(model, [color.to_uint8(t) for t in truths], L.shape[-1], seed, truths,
-                                   rule="local")
+    return choose_spread_on_photos(model, [color.to_uint8(t) for t in truths], L.shape[-1], seed, truths)
 
 
 def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, seed: int = 0,

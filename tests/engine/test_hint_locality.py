@@ -35,7 +35,7 @@ def two_colour_case(hint_x: float = 0.2) -> OneHint:
     yy, xx = np.mgrid[0:h2, 0:w2]
     far = np.hypot(yy - 16, xx - hint_x * w2) > 0.35 * h2
     return OneHint(item, Hint(hint_x, 0.5, (200, 90, 80)), np.zeros((2, h2, w2), np.float32), auto, truth,
-                   apart > 20, apart < 10, far)
+                   np.hypot(truth[..., 0], truth[..., 1]), apart > 20, apart < 10, far)
 
 
 def test_a_spread_that_reaches_further_harms_the_other_colour_more_and_no_spread_harms_nothing():
