@@ -38,17 +38,31 @@ class CpuInfo:
                 f"{convs}")
 
 
+def cpu_name(cpuinfo: str) -> str:
+    """The first CPU's model name from /proc/cpuinfo's text, with its family and model numbers: under a hypervisor
+    the name is often just "AMD EPYC", which covers AVX2-only and AVX-512 generations alike.
+    """
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():
+            break  # the first processor's block ends
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    name = fields.get("model name") or platform.processor() or platform.machine()
+    numbers = [f"{word} {fields[key]}" for key, word in (("cpu family", "family"), ("model", "model"))
+               if fields.get(key)]
+    return f"{name} ({', '.join(numbers)})" if numbers else name
+
+
 def cpu_info() -> CpuInfo:
     flags: set[str] = set()
     model = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() == "flags" and not flags:
-                    flags = set(value.split())
-                elif key.strip() == "model name" and value.strip():
-                    model = value.strip()
+            text = f.read()
+        model = cpu_name(text)
+        flags = set(next((v for k, _, v in (ln.partition(":") for ln in text.splitlines()) if k.strip() == "flags"),
+                         "").split())
     except OSError:  # not Linux: the flags are unknown, torch's own figures remain
         pass
     return CpuInfo(model, torch.backends.cpu.get_cpu_capability(), "amx_tile" in flags, "avx512_bf16" in flags,

@@ -1,6 +1,7 @@
-"""The model on OpenVINO (``--engine openvino``, the optional extra ``openvino``): offered because on one CPU kind,
-the Intel Xeon with AMX in bf16 at batch 1, OpenVINO ran our model faster than our own runtime (docs/experiments,
-"Whether to offer OpenVINO as an engine"). Elsewhere ours is as fast or faster: ``bench --peers`` says which here.
+"""The model on OpenVINO (``--engine openvino``, the optional extra ``openvino``): offered because on two CPU kinds
+(the Xeon with AMX in bf16, the AVX2-only EPYC in fp32, both at batch 1) OpenVINO once ran our model faster than our
+own runtime (docs/experiments, "Whether to offer OpenVINO as an engine"). Since the recorded replay ours is level or
+ahead on every CPU kind measured; ``bench --peers`` says which is faster here.
 
 - The model is converted once per weights (a trace with a free batch and size) and kept as OpenVINO IR in the user's
   cache folder, so a later run skips the five-second conversion.

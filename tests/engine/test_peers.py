@@ -96,6 +96,16 @@ def test_the_cpu_line_says_when_onednn_is_held_to_a_narrower_isa(monkeypatch):
     assert "held to" not in cpu_info().line()
 
 
+def test_the_cpu_name_carries_family_and_model_since_a_hypervisor_may_say_only_amd_epyc():
+    """Zen 3 (AVX2 only) and Zen 4 (AVX-512 BF16) both read "AMD EPYC" under KVM: bench files must tell them apart."""
+    from engine.bench.hardware import cpu_name
+
+    zen3 = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: AMD EPYC\n"
+    second = "\nprocessor\t: 1\ncpu family\t: 99\nmodel\t\t: 7\nmodel name\t: Other\n"
+    assert cpu_name(zen3 + second) == "AMD EPYC (family 25, model 1)"
+    assert cpu_name("model name\t: Some CPU\n") == "Some CPU"
+
+
 def test_the_verdict_pairs_the_rounds_so_a_slow_spell_of_the_machine_cancels_out():
     from engine.bench import PeerRow
 
