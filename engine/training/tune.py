@@ -31,7 +31,7 @@ from ..tune_rules import FEW_PHOTOS, MAX_PHOTOS, MIN_PHOTOS, held_out_count
 from ..tune_rules import HELD_OUT_SHARE as HELD_OUT_SHARE  # the rules, as the tests read them here
 from ..tune_rules import MAX_HELD_OUT as MAX_HELD_OUT
 from ..tune_rules import MIN_HELD_OUT as MIN_HELD_OUT
-from ..weights import DEFAULT_WEIGHTS, load_model, save_weights, stored_config
+from ..weights import DEFAULT_WEIGHTS, load_model, save_weights, stored_config, weights_meta
 from .average import blend_into
 from .dataset import NEARLY_GREY, PhotoSet, find_photos, read_colour_photo
 from .evaluate import compare, evaluate_photos
@@ -92,6 +92,8 @@ class TuneSettings:
     batch: int = 12
     crop: int = 224
     examples: int = 6  # held-out photos saved as before/after pictures (the teach dialog shows them)
+    degrade_share: float | None = None  # crops given as old-print scans; None: as the start model was trained
+    degrade_strength: float | None = None
 
 
 @dataclass
@@ -191,14 +193,32 @@ def _same_split_as_before(record: Path, names: list[str], resume: bool) -> None:
     write_text(record, json.dumps(names))
 
 
+def start_degradation(path: Path) -> tuple[float, float]:
+    """(degrade share, strength) the model at ``path`` was trained with, from its card: a model trained on old-print
+    scans (Old prints) keeps training on them when tuned, else a tune on clean photos wears its hold on scans away
+    (docs/experiments, "A tune keeps training on old-print scans"). A tune's card records what it used in turn.
+    """
+    try:
+        card = json.loads(weights_meta(path).get("card") or "{}")
+    except (ValueError, TypeError):
+        return 0.0, 1.0
+    trained = card.get("settings") or card.get("tune") or {}
+    return float(trained.get("degrade_share") or 0.0), float(trained.get("degrade_strength") or 1.0)
+
+
 def train_settings(s: TuneSettings, recipe: Recipe, work: Path, out: Path) -> TrainSettings:
-    """The training a tune runs: from the start model with its hints, bf16 where native, checkpoints often."""
+    """The training a tune runs: from the start model with its hints and its share of old-print scans, bf16 where
+    native, checkpoints often.
+    """
+    share, strength = start_degradation(Path(s.base or DEFAULT_WEIGHTS))
     return TrainSettings(
         data=Path(s.photos[0]), out=out, work=work, steps=10**6, batch=s.batch, size=s.crop, lr=recipe.lr,
         encoder_lr_scale=recipe.encoder_lr_scale, freeze_steps=0, reg_weight=10.0, reg_beta=0.2, rebalance=1.0,
         seed=s.seed, resume=s.resume, init=s.base or DEFAULT_WEIGHTS, val_every=50, ema_decay=recipe.ema_decay,
         tune_fraction=0.0 if recipe.keep_readout else 0.1, threads=s.threads, hint_channels=3,
-        first_trained_block=recipe.first_trained_block, autocast="bf16", keep_norm_stats=recipe.keep_norm_stats)
+        first_trained_block=recipe.first_trained_block, autocast="bf16", keep_norm_stats=recipe.keep_norm_stats,
+        degrade_share=share if s.degrade_share is None else s.degrade_share,
+        degrade_strength=strength if s.degrade_strength is None else s.degrade_strength)
 
 
 def _readout_share(train: PhotoSet, recipe: Recipe) -> tuple[PhotoSet, PhotoSet]:
@@ -309,6 +329,7 @@ def run_tune(s: TuneSettings, stop: Callable[[], bool] = lambda: False,
                  "minutes": round(trainer.elapsed() / 60, 1), "steps": trainer.progress.step,
                  "steps_this_run": trainer.progress.step - started,
                  "recipe": asdict(recipe), "precision": precision, "start": str(ts.init),
+                 "degrade_share": ts.degrade_share, "degrade_strength": ts.degrade_strength,
                  "heldout": {"photos": len(heldout.names), "names": heldout.names, "gain_db": c["psnr_difference"],
                              "interval": c["interval"], "better_on": c["better_on"], "worse_on": c["worse_on"],
                              "verdict": verdict(c), "colourfulness_ratio": c["colourfulness_ratio"],
@@ -373,7 +394,9 @@ def card_markdown(card: dict[str, Any]) -> str:
         f"# {card['name']}", "",
         f"- Tuned from `{t['start']}` on {t['trained_on']} of {t['photos']} colour photos from "
         f"{', '.join(f'`{f}`' for f in t['folders'])} for {t['minutes']} minutes ({t['steps']} steps, "
-        f"recipe {t['recipe']['name']}, {t['precision']}).",
+        f"recipe {t['recipe']['name']}, {t['precision']})"
+        + (f"; {t['degrade_share']:.0%} of its crops as old-print scans, as its start was trained."
+           if t.get("degrade_share") else "."),
         f"- Measured on the {h['photos']} photos held out of the tune (never trained on): "
         f"{h['gain_db']:+.2f} dB PSNR against the start (90% interval {lo:+.2f} to {hi:+.2f}): {h['verdict']}; "
         f"better on {h['better_on']}, worse on {h['worse_on']}.",

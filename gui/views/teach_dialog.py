@@ -154,7 +154,8 @@ class ExampleGrid(QWidget):
 START_TIPS = {  # what each model to start from is for; it is measured against the tuned one and stays as it is
     "shipped": "Start from the model that comes with the app, for grey copies and clean scans; it stays as it is",
     "old-prints": "Start from Old prints, trained on scans of old prints (grain, fading, toning): for photos you will "
-                  "colorize from such scans; it stays as it is",
+                  "colorize from such scans. Your photos are shown to it partly as such scans too, as it was "
+                  "trained, so it keeps its hold on them; it stays as it is",
     "": "Start from this model taught before, to teach it more; it stays as it is under its own name",
 }
 

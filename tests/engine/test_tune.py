@@ -16,8 +16,18 @@ from helpers import colour_photo, random_model, write_grey
 
 from engine.cli import main as cli_main
 from engine.model import with_hint_channels
-from engine.named_models import list_models, models_dir
-from engine.training.tune import MIN_PHOTOS, TuneError, TuneSettings, TuneStopped, gather, held_out, run_tune
+from engine.named_models import BUNDLED, OLD_PRINTS, list_models, models_dir
+from engine.training.tune import (
+    MIN_PHOTOS,
+    RECIPES,
+    TuneError,
+    TuneSettings,
+    TuneStopped,
+    gather,
+    held_out,
+    run_tune,
+    train_settings,
+)
 from engine.weights import DEFAULT_WEIGHTS, load_model, save_weights
 
 
@@ -78,11 +88,31 @@ def test_a_tiny_tune_saves_a_named_model_with_its_held_out_figures_and_leaves_th
     held = card["tune"]["heldout"]
     assert held["photos"] == 5 and len(held["names"]) == 5 and held["verdict"] in ("better", "worse", "within chance")
     assert card["tune"]["trained_on"] == 19 and card["tune"]["steps"] >= 1
+    assert card["tune"]["degrade_share"] == 0.0  # a start trained on clean crops alone: so is its tune
     assert all(Path(e[k]).is_file() for e in held["examples"] for k in ("original", "start", "tuned"))
     assert [e["event"] for e in events][0] == "photos" and "measuring" in [e["event"] for e in events]
     assert (models_dir() / "family.pt").is_file() and "family" in [m.name for m in list_models()]
     assert json.loads((models_dir() / "family.json").read_text())["tune"]["heldout"]["photos"] == 5
     assert hashlib.sha256(DEFAULT_WEIGHTS.read_bytes()).hexdigest() == shipped_hash
+
+
+def test_a_tune_trains_on_old_print_scans_as_its_start_model_was_trained_and_its_card_passes_that_on(tmp_path):
+    """Old prints learnt from crops degraded as scans; a tune from it on clean photos alone would wear that away."""
+    def settings(base: Path, **kw: float) -> tuple[float, float]:
+        ts = train_settings(TuneSettings(photos=[tmp_path], name="t", base=base, **kw), RECIPES["r2"], tmp_path,
+                            tmp_path / "t.pt")
+        return ts.degrade_share, ts.degrade_strength
+
+    assert settings(BUNDLED[OLD_PRINTS])[0] > 0 and settings(DEFAULT_WEIGHTS) == (0.0, 1.0)
+    trained = tmp_path / "trained.pt"
+    save_weights(random_model(seed=5), trained, meta={"card": json.dumps({"settings": {"degrade_share": 0.4,
+                                                                                       "degrade_strength": 0.7}})})
+    assert settings(trained) == (0.4, 0.7)
+    assert settings(trained, degrade_share=0.0) == (0.0, 0.7)  # asked for: a clean tune
+    tuned = tmp_path / "tuned.pt"  # a taught model's card says what its tune used, so a tune from it goes on alike
+    save_weights(random_model(seed=5), tuned, meta={"card": json.dumps({"tune": {"degrade_share": 0.4,
+                                                                                 "degrade_strength": 0.7}})})
+    assert settings(tuned) == (0.4, 0.7)
 
 
 def test_the_default_recipe_keeps_the_start_models_batchnorm_statistics_and_r1_does_not(store, tmp_path):
