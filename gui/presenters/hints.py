@@ -26,7 +26,7 @@ from engine.options import BatchSummary, ColorizeSettings
 from gui.model.hint_store import NO_HINTS_TEXT, Hints, HintStore, SetHints, path_key
 from gui.presenters.backend import Recolourer
 from gui.views.busy import BusyCursor
-from gui.views.hint_rings import Ring, RingEdits, colour_menu
+from gui.views.hint_rings import Ring, RingEdits, colour_menu, popup_beside
 from gui.views.preview import BeforeAfterView, ZoomView
 
 CLICK_SLOP = 4  # a press and release closer than this (px) is a click, not a pan
@@ -60,7 +60,8 @@ class HintEditor(QObject):
         self.menu: QMenu | None = None
         self._results: OrderedDict[tuple[int, Hints, ColorizeSettings], np.ndarray] = OrderedDict()
         self._rings: list[Ring] = []
-        self._edits = RingEdits(self, self.remove, self.move, self.recolour_hint)
+        self._edits = RingEdits(self, self.remove, self.move, self.recolour_hint, self.drag)
+        self._dragged: tuple[int, Hints, ColorizeSettings] | None = None  # the last answer kept for a drag
         self._replacing: int | None = None  # the hint whose colour the open suggestions replace
         self._press: dict[QObject, QPoint] = {}
         self._click_at = QPoint(0, 0)
@@ -132,7 +133,23 @@ class HintEditor(QObject):
         self._edit(self.hints() + (Hint(min(max(x, 0.0), 1.0), min(max(y, 0.0), 1.0), rgb),), "Add Hint")
 
     def move(self, index: int, x: float, y: float) -> None:
+        self._dragged = None  # the drag's last answer stays in the cache as any other: Undo may want it
         self._change(index, "Move Hint", x=min(max(x, 0.0), 1.0), y=min(max(y, 0.0), 1.0))
+
+    def drag(self, index: int, x: float, y: float) -> None:
+        """A hint on its way: the preview follows it, with no undo step or write until the release (``move``).
+        Requests pile up faster than the model answers; its worker keeps the newest.
+        """
+        hints, L, key = list(self.hints()), self.preview.grey(), self.key
+        if not 0 <= index < len(hints) or L is None or key is None or self.recolourer is None:
+            return
+        hints[index] = replace(hints[index], x=min(max(x, 0.0), 1.0), y=min(max(y, 0.0), 1.0))
+        settings = self.settings()
+        cached = self._results.get((key, tuple(hints), settings))
+        if cached is not None:
+            self.preview.set_colour(cached)
+        else:
+            self.recolourer.request(key, L, tuple(hints), settings, self.path)
 
     def set_colour(self, index: int, rgb: tuple[int, int, int]) -> None:
         self._change(index, "Change Hint Colour", rgb=rgb)
@@ -186,10 +203,25 @@ class HintEditor(QObject):
             self.recolour()
 
     def _on_recoloured(self, key: int, hints: Hints, settings: ColorizeSettings, ab: np.ndarray) -> None:
+        if key == self.key and settings == self.settings() and self._mid_drag(hints):
+            # A drag's answer: shown, and only the newest kept (the release's own colour, most likely), so a drag
+            # does not push Undo's colours out of the cache.
+            if self._dragged is not None:
+                self._results.pop(self._dragged, None)
+            self._dragged = (key, hints, settings)
+            self._keep(key, hints, settings, ab)
+            self.preview.set_colour(ab)
+            return
         self._keep(key, hints, settings, ab)
         if key == self.key and (hints, settings) == (self.hints(), self.settings()):  # older answers: kept only
             self.preview.set_colour(ab)
             self.preview_updated.emit(key)
+
+    def _mid_drag(self, hints: Hints) -> bool:
+        """Whether ``hints`` are the stored ones with one of them moved: what a drag asks for."""
+        stored = self.hints()
+        return (any(r.held for r in self._rings) and len(hints) == len(stored)
+                and sum(a != b for a, b in zip(hints, stored, strict=True)) == 1)
 
     def _keep(self, key: int, hints: Hints, settings: ColorizeSettings, ab: np.ndarray) -> None:
         self._results[(key, hints, settings)] = ab
@@ -239,7 +271,7 @@ class HintEditor(QObject):
         menu = self.menu = colour_menu(self._parent_widget, colours, lambda rgb: self.add(x, y, rgb) if index is None
                                        else self.set_colour(index, rgb), self.store.recent_colours())
         menu.destroyed.connect(lambda *_: setattr(self, "menu", None) if self.menu is menu else None)
-        menu.popup(self._click_at)
+        popup_beside(menu, self._click_at)
         self.suggestions_shown.emit()
 
     @Slot()

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, QPointF, Qt, QTimer
-from PySide6.QtGui import QBrush, QColor, QIcon, QPen, QPixmap
+from PySide6.QtCore import QObject, QPoint, QPointF, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QGuiApplication, QIcon, QPen, QPixmap
 from PySide6.QtWidgets import (
     QColorDialog,
     QGraphicsEllipseItem,
@@ -24,18 +24,20 @@ from engine.hints import Hint
 from gui.model.colour_names import colour_name
 
 RING_RADIUS = 7  # screen pixels, at any zoom
+MENU_GAP = 40  # screen pixels left clear on each side of a click: the colours are picked looking at the spot
 
 
 @dataclass(frozen=True)
 class RingEdits:
-    """What a ring's mouse does: ``remove(index)``, ``move(index, x, y)``, ``recolour(index)`` (a double-click);
-    run later in ``context``'s thread.
+    """What a ring's mouse does: ``remove(index)``, ``move(index, x, y)`` (on release), ``recolour(index)`` (a
+    double-click), ``drag(index, x, y)`` (each step of a drag, before its release); run later in ``context``'s thread.
     """
 
     context: QObject
     remove: Callable[[int], None]
     move: Callable[[int, float, float], None]
     recolour: Callable[[int], None]
+    drag: Callable[[int, float, float], None]
 
 
 class Ring(QGraphicsEllipseItem):
@@ -46,6 +48,7 @@ class Ring(QGraphicsEllipseItem):
         super().__init__(-r, -r, 2 * r, 2 * r)
         self.edits, self.index, self.hint = edits, index, hint
         self.size = (width, height)
+        self.held = False  # the left button is down on this ring: a move is a drag
         self.setPos(hint.x * width, hint.y * height)
         self.setBrush(QBrush(QColor(*hint.rgb)))
         self._pen(False)
@@ -67,6 +70,10 @@ class Ring(QGraphicsEllipseItem):
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange:  # stay on the photo
             w, h = self.size
             return QPointF(min(max(value.x(), 0.0), w), min(max(value.y(), 0.0), h))
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged and self.held:
+            w, h = self.size
+            x, y = value.x() / w, value.y() / h
+            QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.drag(i, x, y))
         if change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
             self._pen(bool(value))
         return super().itemChange(change, value)
@@ -76,6 +83,7 @@ class Ring(QGraphicsEllipseItem):
             event.accept()
             QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.remove(i))  # after this event
             return
+        self.held = event.button() == Qt.MouseButton.LeftButton
         super().mousePressEvent(event)
 
     def mouseDoubleClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:
@@ -86,6 +94,7 @@ class Ring(QGraphicsEllipseItem):
         super().mouseDoubleClickEvent(event)
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        self.held = False
         super().mouseReleaseEvent(event)
         w, h = self.size
         if self.pos() != QPointF(self.hint.x * w, self.hint.y * h):  # dragged: redrawn after this event
@@ -114,6 +123,20 @@ def colour_menu(parent: QWidget | None, colours: list[RGB], pick: Callable[[RGB]
     menu.addSeparator()
     menu.addAction("Other…").triggered.connect(lambda: other_colour(parent, colours[0] if colours else None, pick))
     return menu
+
+
+def popup_beside(menu: QMenu, point: QPoint) -> None:
+    """Open ``menu`` beside a clicked point (global), right of it or else left, level with it: not over it, so the
+    spot and what is around it stay in sight while a colour is picked.
+    """
+    size = menu.sizeHint()
+    screen = QGuiApplication.screenAt(point) or QGuiApplication.primaryScreen()
+    room = screen.availableGeometry()
+    x = point.x() + MENU_GAP
+    if x + size.width() > room.right() and point.x() - MENU_GAP - size.width() >= room.left():
+        x = point.x() - MENU_GAP - size.width()
+    y = min(max(point.y() - size.height() // 2, room.top()), max(room.top(), room.bottom() - size.height()))
+    menu.popup(QPoint(x, y))
 
 
 def other_colour(parent: QWidget | None, start: RGB | None, pick: Callable[[RGB], None]) -> None:

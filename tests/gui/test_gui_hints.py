@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 from helpers import random_model
-from PySide6.QtCore import QItemSelectionModel, QPoint, Qt
+from PySide6.QtCore import QItemSelectionModel, QPoint, QRect, QSize, Qt
 
 from engine.colorizer import Colorizer
 from engine.hints import Hint, load_hints_file, save_hints_file
@@ -23,6 +23,7 @@ from engine.options import ColorizeSettings
 from gui.bridge.worker import Backend, Recolourer
 from gui.model.colour_names import colour_name
 from gui.model.hint_store import NO_HINTS_TEXT
+from gui.views.hint_rings import MENU_GAP
 
 TIMEOUT_MS = 60_000
 GREEN = (20, 200, 20)
@@ -115,6 +116,10 @@ def test_a_click_on_the_preview_offers_the_models_colours_and_picking_one_adds_a
         qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=centre)
     colours = [a for a in editor.menu.actions() if "#" in a.text()]
     assert colours and editor.menu.actions()[-1].text() == "Other…"
+    clicked = view.viewport().mapToGlobal(centre)  # the menu opens beside the spot, not over it
+    spot = QRect(clicked - QPoint(MENU_GAP // 2, MENU_GAP // 2), QSize(MENU_GAP, MENU_GAP))
+    qtbot.waitUntil(editor.menu.isVisible)
+    assert not editor.menu.geometry().intersects(spot)
     with qtbot.waitSignal(editor.preview_updated, timeout=TIMEOUT_MS):
         colours[0].trigger()
     (hint,) = window.hint_store.get(photo)
@@ -277,6 +282,34 @@ def test_dragging_a_hint_moves_it(qtbot, make_window, hinted_backend, photo):
         qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=start + QPoint(40, 20))
     (hint,) = window.hint_store.get(photo)
     assert hint.x > 0.35 and hint.y > 0.32 and hint.rgb == GREEN
+
+
+def test_the_preview_follows_a_hint_while_it_is_dragged_and_the_drag_is_one_undo_step(qtbot, make_window,
+                                                                                    hinted_backend, photo):
+    window = _window(qtbot, make_window, hinted_backend, photo)
+    _add(qtbot, window, 0.3, 0.3, GREEN)
+    steps, before = window.history.stack.count(), window.hint_store.get(photo)
+    qtbot.waitUntil(lambda: window.preview.colour() is not None, timeout=TIMEOUT_MS)
+    shown = window.preview.colour().copy()
+    view = window.preview.before_view
+    ring = next(r for r in window.hint_editor._rings if r.scene() is window.preview.before_scene)
+    start = view.mapFromScene(ring.scenePos())
+    seen = len(hinted_backend.seen)
+    qtbot.mousePress(view.viewport(), Qt.MouseButton.LeftButton, pos=start)
+    for step in range(1, 6):
+        qtbot.mouseMove(view.viewport(), pos=start + QPoint(8 * step, 4 * step))
+
+    def moved_asked() -> bool:
+        return any(kind == "preview" and hints and hints[0] and hints[0][0] != before[0] and hints[0][0].rgb == GREEN
+                   for kind, hints in hinted_backend.seen[seen:])
+
+    qtbot.waitUntil(moved_asked, timeout=TIMEOUT_MS)  # asked before the release
+    qtbot.waitUntil(lambda: not np.array_equal(window.preview.colour(), shown), timeout=TIMEOUT_MS)
+    assert window.hint_store.get(photo) == before and window.history.stack.count() == steps  # nothing kept yet
+    with qtbot.waitSignal(window.hint_editor.preview_updated, timeout=TIMEOUT_MS):
+        qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=start + QPoint(40, 20))
+    assert window.history.stack.count() == steps + 1 and window.history.stack.undoText() == "Move Hint"
+    assert window.hint_store.get(photo)[0].x > 0.35
 
 
 def test_hints_survive_a_restart_and_a_save_load_round_trip(qtbot, make_window, hinted_backend, photo, tmp_path):
