@@ -5,8 +5,10 @@
 
 Each weights file colours every photo with each of 3 seeded single hints at the original's colour, under its own
 hint spread; per photo: the harm (ab error added on the pixels of another colour than the hint's), the help on the
-pixels of its own colour, and the share of far pixels moved more than 10 ab units. Prints the means, and the paired
-difference NEW - OLD of the harm with its 90% interval; ``--pool`` pools the per-photo differences of several runs.
+pixels of its own colour, the share of far pixels moved more than 10 ab units, and the off-colour leak (how far the
+pixels of another colour move under a strong wrong colour at the same point). Prints the means, and the paired
+differences NEW - OLD of the harm and the leak with their 90% intervals; ``--pool`` pools the per-photo differences
+of several runs.
 ``--scans degrade`` colours each photo's seeded old-print scan (``evaluate --degrade``'s), judged on the clean colours.
 """
 
@@ -28,7 +30,8 @@ from engine.options import ColorizeSettings  # noqa: E402
 from engine.training.evaluate import degraded_copies, load_folder  # noqa: E402
 from engine.training.hint_locality import one_hint_cases, one_hint_figures  # noqa: E402
 
-KEYS = ("harm", "help", "far_moved")
+KEYS = ("harm", "help", "far_moved", "off_leak")
+PAIRED = ("harm", "off_leak")  # the figures told NEW - OLD, photo by photo
 
 
 def interval_line(diffs: np.ndarray) -> str:
@@ -52,24 +55,29 @@ def measure(a: argparse.Namespace) -> int:
     keep = [i for i in range(len(photos)) if np.isfinite(new[i]["harm"]) and np.isfinite(old[i]["harm"])]
     for w, rows in per.items():
         means = {k: float(np.nanmean([r[k] for r in rows])) for k in KEYS}
-        print(f"{w}: harm {means['harm']:.2f}, help {means['help']:.2f}, far moved {100 * means['far_moved']:.1f}%")
-    diffs = np.array([new[i]["harm"] - old[i]["harm"] for i in keep])
-    print(f"{a.folder} ({a.split}, {a.scans}), {len(keep)} photos: harm NEW - OLD {interval_line(diffs)}")
+        print(f"{w}: harm {means['harm']:.2f}, help {means['help']:.2f}, far moved {100 * means['far_moved']:.1f}%, "
+              f"off-colour leak {means['off_leak']:.2f}")
+    diffs = {k: np.array([new[i][k] - old[i][k] for i in keep]) for k in PAIRED}
+    for k, d in diffs.items():
+        print(f"{a.folder} ({a.split}, {a.scans}), {len(keep)} photos: {k} NEW - OLD {interval_line(d)}")
     if a.json:
         a.json.write_text(json.dumps({"folder": str(a.folder), "split": a.split, "scans": a.scans,
                                       "weights": [str(w) for w in a.weights], "names": [photos[i][0] for i in keep],
-                                      "harm_diff": diffs.tolist(), "per_photo": per}, indent=1))
+                                      **{f"{k}_diff": d.tolist() for k, d in diffs.items()}, "per_photo": per},
+                                     indent=1))
     return 0
 
 
 def pool(files: list[Path]) -> int:
-    diffs = []
-    for f in files:
-        d = json.loads(f.read_text())
-        part = np.array(d["harm_diff"])
-        print(f"{f.name}: {d['folder']} ({d['split']}, {d['scans']}): harm NEW - OLD {interval_line(part)}")
-        diffs.append(part)
-    print(f"pooled: harm NEW - OLD {interval_line(np.concatenate(diffs))}")
+    runs = [json.loads(f.read_text()) for f in files]
+    for k in PAIRED:
+        parts = [np.array(d[f"{k}_diff"]) for d in runs if f"{k}_diff" in d]  # runs before the leak have no leak
+        for f, d in zip(files, runs, strict=True):
+            if f"{k}_diff" in d:
+                print(f"{f.name}: {d['folder']} ({d['split']}, {d['scans']}): {k} NEW - OLD "
+                      f"{interval_line(np.array(d[f'{k}_diff']))}")
+        if parts:
+            print(f"pooled: {k} NEW - OLD {interval_line(np.concatenate(parts))}")
     return 0
 
 

@@ -189,9 +189,10 @@ def _add_readout(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                         "10 hints (default: none, the hint spread alone, for the best PSNR)")
     r.add_argument("--hints-only", action="store_true",
                    help="keep the automatic read-out as it is and choose only the hint spread")
-    r.add_argument("--spread-rule", choices=("local", "psnr"), default="local",
+    r.add_argument("--spread-rule", choices=("local", "contained", "psnr"), default="local",
                    help="local (default): the hint spread whose lone hint least changes the parts of another "
-                        "colour, within 0.3 dB of the best PSNR at 10 hints; psnr: that best (the rule before)")
+                        "colour, within 0.3 dB of the best PSNR at 10 hints; contained: the same, counting an "
+                        "off-colour hint's leak too; psnr: that best (the rule before)")
     r.set_defaults(func=readout_command)
 
 

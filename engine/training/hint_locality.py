@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -24,6 +24,9 @@ OTHER_COLOUR = 20.0  # ab units from the hint's true colour: a pixel this far be
 OWN_COLOUR = 10.0  # ab units: a pixel this near is of the hint's own colour
 FAR = 0.35  # of the shorter side: "far from the hint", for the share of pixels it moves
 MOVED = 10.0  # ab units: a pixel moved this much has visibly changed colour
+# Strong colours a person may hint that are wrong for the spot: each off-colour hint is the one of these farthest
+# in ab from the original's colour there (docs/experiments, "Old prints' spread held against an off-colour hint")
+OFF_COLOURS = ((60, 170, 60), (30, 50, 120), (200, 40, 40), (230, 200, 50))
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,8 @@ class OneHint:
     other: np.ndarray  # h2 x w2 bool: pixels of another colour than the hint's
     own: np.ndarray  # h2 x w2 bool: pixels of the hint's own colour
     far: np.ndarray  # h2 x w2 bool
+    off_hint: Hint  # the same point given a strong colour far from the original's there
+    off_hinted: np.ndarray  # the network's output with ``off_hint``
 
 
 def hint_seed(name: str, draw: int) -> int:
@@ -68,6 +73,14 @@ def _hint_where_wrong(original: np.ndarray, wrong: np.ndarray, seed: int, patch:
     return Hint(x, y, patch_colour(original, x, y, patch))
 
 
+def _off_colour(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The one of OFF_COLOURS farthest in ab from ``rgb``."""
+    def ab(c: tuple[int, int, int]) -> np.ndarray:
+        return color.rgb_to_lab(np.array([[c]], np.float32) / 255.0)[0, 0, 1:]
+
+    return max(OFF_COLOURS, key=lambda c: float(np.hypot(*(ab(c) - ab(rgb)))))
+
+
 def one_hint_cases(colorizer: Colorizer, name: str, photo: np.ndarray,
                    original: np.ndarray | None = None) -> list[OneHint]:
     """``photo`` (uint8 RGB, what the user colours: a grey copy or a scan) with each of ONE_HINT_DRAWS single
@@ -84,36 +97,42 @@ def one_hint_cases(colorizer: Colorizer, name: str, photo: np.ndarray,
     auto = colorizer.infer(pack([item]))[0][:, :h2, :w2].transpose(1, 2, 0)
     wrong = _off(auto, truth)
     hints = [_hint_where_wrong(original, wrong, hint_seed(name, k)) for k in range(ONE_HINT_DRAWS)]
-    items = [item] * len(hints)
-    hinted = colorizer.infer(pack(items), pack_hints(items, [[hint] for hint in hints]))
+    off = [replace(hint, rgb=_off_colour(hint.rgb)) for hint in hints]
+    items = [item] * 2 * len(hints)
+    both = colorizer.infer(pack(items), pack_hints(items, [[hint] for hint in [*hints, *off]]))
+    hinted, off_hinted = both[:len(hints)], both[len(hints):]
     yy, xx = np.mgrid[0:h2, 0:w2]
     cases = []
-    for hint, out in zip(hints, hinted, strict=True):
+    for hint, out, off_hint, off_out in zip(hints, hinted, off, off_hinted, strict=True):
         r, c = hint.pixel(h2, w2)
         here = truth[max(0, r - 1) : r + 2, max(0, c - 1) : c + 2].reshape(-1, 2).mean(axis=0)
         apart = np.hypot(*(truth - here).transpose(2, 0, 1))
         far = np.hypot(yy - r, xx - c) > FAR * min(h2, w2)
-        cases.append(OneHint(item, hint, out, auto, truth, wrong, apart > OTHER_COLOUR, apart < OWN_COLOUR, far))
+        cases.append(OneHint(item, hint, out, auto, truth, wrong, apart > OTHER_COLOUR, apart < OWN_COLOUR, far,
+                             off_hint, off_out))
     return cases
 
 
 def one_hint_figures(cases: Sequence[OneHint], spread: HintSpread) -> dict[str, float]:
     """One photo's figures under ``spread``: ``harm`` (mean ab error added on the pixels of another colour,
     over its hints that have such pixels; nan if none has), ``help`` (error taken off the pixels of the hint's
-    own colour) and ``far_moved`` (share of far pixels moved more than MOVED).
+    own colour), ``far_moved`` (share of far pixels moved more than MOVED) and ``off_leak`` (mean ab movement of
+    the pixels of another colour under the same point's off-colour hint).
 
     Against the automatic colours without the spread's ``gain``: a gain other than 1 counts in the harm too
     (what a hinted photo looks like against the unhinted one). The "other" and "own" pixels are told by the
     original's colour around the hint's pixel at the half size, which near an edge can differ a little from the
     hint's own colour (a 5-pixel square at full size).
     """
-    harm, help_, moved = [], [], []
+    harm, help_, moved, leak = [], [], [], []
     for case in cases:
         h2, w2 = case.auto.shape[:2]
         out = spread_on_half(case.hinted, case.item, [case.hint], spread)[:, :h2, :w2].transpose(1, 2, 0)
         worse = _off(out, case.truth) - case.wrong
         if case.other.any():
             harm.append(float(worse[case.other].mean()))
+            off = spread_on_half(case.off_hinted, case.item, [case.off_hint], spread)[:, :h2, :w2]
+            leak.append(float(_off(off.transpose(1, 2, 0), case.auto)[case.other].mean()))
         if case.own.any():
             help_.append(float(-worse[case.own].mean()))
         if case.far.any():
@@ -122,7 +141,17 @@ def one_hint_figures(cases: Sequence[OneHint], spread: HintSpread) -> dict[str, 
     def mean(values: list[float]) -> float:
         return float(np.mean(values)) if values else float("nan")
 
-    return {"harm": mean(harm), "help": mean(help_), "far_moved": mean(moved)}
+    return {"harm": mean(harm), "help": mean(help_), "far_moved": mean(moved), "off_leak": mean(leak)}
+
+
+def least_spill(rows: Sequence[dict[str, float]], slack_db: float) -> dict[str, float]:
+    """The "contained" rule: the row of the least true-colour harm plus off-colour leak (what a hint of either kind
+    does to other surfaces) among those whose 10-hint PSNR is within ``slack_db`` of the best.
+    """
+    best = max(rows, key=lambda r: r["psnr"])
+    near = [r for r in rows if r["psnr"] >= best["psnr"] - slack_db
+            and np.isfinite(r["one_hint_harm"]) and np.isfinite(r["one_hint_off_leak"])]
+    return min(near, key=lambda r: (r["one_hint_harm"] + r["one_hint_off_leak"], -r["psnr"])) if near else best
 
 
 def least_harm(rows: Sequence[dict[str, float]], slack_db: float) -> dict[str, float]:

@@ -144,7 +144,8 @@ _REACHES, _LIGHTNESS, _COLOUR = (0.1, 0.15, 0.2, 0.3, 0.45, 0.6), (5.0, 10.0, 20
 SPREADS = ([(0.0, 10.0, 0.05, 0.0, 0.0)]  # (reach, lightness, floor, colour, fade): no spread, the floor form, fading
            + [(r, lt, f, e, 0.0) for r in _REACHES for lt in _LIGHTNESS for f in (0.02, 0.05, 0.2) for e in _COLOUR]
            + [(r, lt, f, e, 1.0) for r in _REACHES for lt in _LIGHTNESS for f in (0.02, 0.2) for e in _COLOUR])
-SPREAD_RULES = ("psnr", "local")  # the best 10-hint PSNR; or the least one-hint harm near it (``hint_locality``)
+# the best 10-hint PSNR; or near it, the least one-hint harm (``hint_locality``), or the least harm plus off-colour leak
+SPREAD_RULES = ("psnr", "local", "contained")
 SPREAD_SLACK_DB = 0.3  # "local": how far below the best 10-hint PSNR a spread may be
 
 
@@ -176,7 +177,7 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
     from ..colorizer import Colorizer, pack, pack_hints, prepare, spread_on_half, unpack
     from ..hints import HintSpread, simulate_hints
     from ..options import ColorizeSettings
-    from .hint_locality import least_harm, one_hint_cases, one_hint_figures
+    from .hint_locality import least_harm, least_spill, one_hint_cases, one_hint_figures
 
     if rule not in SPREAD_RULES:
         raise ValueError(f"spread rule {rule!r}: one of {', '.join(SPREAD_RULES)}")
@@ -210,12 +211,13 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
             if cases:
                 figures = [one_hint_figures(c, spread) for c in cases]
                 rows[-1].update({f"one_hint_{k}": float(np.nanmean([f[k] for f in figures]))
-                                 for k in ("harm", "help", "far_moved")})
+                                 for k in ("harm", "help", "far_moved", "off_leak")})
     vivid = rows if colour_target is None else [r for r in rows if r["colourfulness_ratio"] >= colour_target]
     if not vivid:
         best = max(rows, key=lambda r: r["colourfulness_ratio"])
     else:
-        best = least_harm(vivid, SPREAD_SLACK_DB) if cases else max(vivid, key=lambda r: r["psnr"])
+        best = ((least_spill if rule == "contained" else least_harm)(vivid, SPREAD_SLACK_DB) if cases
+                else max(vivid, key=lambda r: r["psnr"]))
     none = next(r["psnr"] for r in rows if r["reach"] == 0.0 and r["gain"] == 1.0) if 1.0 in gains else rows[0]["psnr"]
     target = {} if colour_target is None else {"colour_target": colour_target, "vivid": float(bool(vivid))}
     return {**best, "hints": SPREAD_HINTS, "gain_over_no_spread_db": round(best["psnr"] - none, 3), **target}, rows

@@ -5,6 +5,7 @@ from dataclasses import replace
 import cv2
 import numpy as np
 import pytest
+import torch
 from helpers import random_model
 
 from engine.colorizer import Colorizer, prepare
@@ -12,10 +13,13 @@ from engine.hints import Hint, HintSpread
 from engine.model import with_hint_channels
 from engine.options import ColorizeSettings
 from engine.training.hint_locality import (
+    OFF_COLOURS,
     ONE_HINT_DRAWS,
     OneHint,
     _hint_where_wrong,
+    _off_colour,
     least_harm,
+    least_spill,
     one_hint_cases,
     one_hint_figures,
 )
@@ -35,7 +39,8 @@ def two_colour_case(hint_x: float = 0.2) -> OneHint:
     yy, xx = np.mgrid[0:h2, 0:w2]
     far = np.hypot(yy - 16, xx - hint_x * w2) > 0.35 * h2
     return OneHint(item, Hint(hint_x, 0.5, (200, 90, 80)), np.zeros((2, h2, w2), np.float32), auto, truth,
-                   np.hypot(truth[..., 0], truth[..., 1]), apart > 20, apart < 10, far)
+                   np.hypot(truth[..., 0], truth[..., 1]), apart > 20, apart < 10, far,
+                   Hint(hint_x, 0.5, OFF_COLOURS[0]), np.zeros((2, h2, w2), np.float32))
 
 
 def test_a_spread_that_reaches_further_harms_the_other_colour_more_and_no_spread_harms_nothing():
@@ -48,6 +53,39 @@ def test_a_spread_that_reaches_further_harms_the_other_colour_more_and_no_spread
     near = one_hint_figures([case], HintSpread(reach=0.1, lightness=10.0, floor=0.02))
     assert near["help"] > 10.0  # while the hint still colours its own half
     assert 0.0 <= near["far_moved"] < one_hint_figures([case], HintSpread(reach=0.6, floor=0.02))["far_moved"] <= 1.0
+
+
+def test_an_off_colour_hint_leaks_onto_the_other_colour_less_where_the_spread_heeds_the_networks_colour():
+    """The network got both halves right (red, blue); a green hint on the red half should not reach the blue one."""
+    case = two_colour_case()
+    network = case.truth.transpose(2, 0, 1).copy()
+    right = replace(case, auto=case.truth.copy(), hinted=network, off_hinted=network, wrong=np.zeros_like(case.wrong))
+    leaks = [one_hint_figures([right], HintSpread(reach=0.6, lightness=10.0, floor=0.02, colour=c))["off_leak"]
+             for c in (0.0, 10.0)]
+    assert leaks[0] > 5.0  # no heed of the network's colour: the green crosses to the blue half
+    assert leaks[1] < 0.5 * leaks[0]
+    assert one_hint_figures([right], HintSpread(reach=0.0))["off_leak"] == 0.0
+
+
+def test_the_off_colour_is_the_strong_colour_farthest_from_the_true_one():
+    from engine.color import rgb_to_lab
+
+    def ab(c):
+        return rgb_to_lab(np.array([[c]], np.float32) / 255.0)[0, 0, 1:]
+
+    for true in [*OFF_COLOURS, (128, 128, 128), (200, 150, 120)]:
+        off = _off_colour(true)
+        assert off in OFF_COLOURS and off != true
+        assert np.hypot(*(ab(off) - ab(true))) == pytest.approx(max(np.hypot(*(ab(c) - ab(true))) for c in OFF_COLOURS))
+
+
+def test_the_contained_rule_weighs_the_off_colour_leak_beside_the_harm_near_the_best_accuracy():
+    rows = [{"psnr": 25.0, "one_hint_harm": 0.3, "one_hint_off_leak": 4.0, "k": 1},
+            {"psnr": 24.9, "one_hint_harm": 0.5, "one_hint_off_leak": 2.0, "k": 2},
+            {"psnr": 24.5, "one_hint_harm": 0.1, "one_hint_off_leak": 0.5, "k": 3}]
+    assert least_harm(rows, 0.3)["k"] == 1  # the true-colour harm alone
+    assert least_spill(rows, 0.3)["k"] == 2  # 0.3 + 4.0 against 0.5 + 2.0; 3 is 0.5 dB below the best
+    assert least_spill(rows, 0.6)["k"] == 3
 
 
 def test_a_photo_whose_hints_meet_no_other_colour_has_no_harm_figure():
@@ -83,8 +121,10 @@ def test_a_users_hint_goes_where_the_automatic_colour_is_wrong_and_takes_the_ori
 
 @pytest.fixture(scope="module")
 def hinted_colorizer():
-    return Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=64),
-                            model=with_hint_channels(random_model(seed=2)))
+    model = with_hint_channels(random_model(seed=2))
+    with torch.no_grad():  # hint inputs that matter (they start at zero): the network's answer depends on the hint
+        model.encoder._conv_stem.weight[:, 1:].normal_(0, 2.0, generator=torch.Generator().manual_seed(1))
+    return Colorizer.create(ColorizeSettings(device="cpu", precision="fp32", size=64), model=model.eval())
 
 
 def test_cases_are_seeded_by_the_photos_name_and_judge_the_scan_by_the_originals_colours(hinted_colorizer):
@@ -102,6 +142,9 @@ def test_cases_are_seeded_by_the_photos_name_and_judge_the_scan_by_the_originals
     true_ab = cv2.resize(rgb_to_lab(original.astype(np.float32) / 255.0)[..., 1:], (w2, h2),
                          interpolation=cv2.INTER_AREA)
     assert np.allclose(cases[0].truth, true_ab, atol=1e-3)  # judged on the original's colours
+    assert all((c.off_hint.x, c.off_hint.y) == (c.hint.x, c.hint.y) for c in cases)  # the same point, ...
+    assert all(c.off_hint.rgb == _off_colour(c.hint.rgb) for c in cases)  # ... a wrong colour, read by the network
+    assert all(c.off_hinted.shape == c.hinted.shape and not np.allclose(c.off_hinted, c.hinted) for c in cases)
     again = one_hint_cases(hinted_colorizer, "a.jpg", scan, original)
     assert [c.hint for c in cases] == [c.hint for c in again]
     assert [c.hint for c in one_hint_cases(hinted_colorizer, "b.jpg", scan, original)] != [c.hint for c in cases]
