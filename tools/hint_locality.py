@@ -77,7 +77,7 @@ def pool(files: list[Path]) -> int:
                 print(f"{f.name}: {d['folder']} ({d['split']}, {d['scans']}): {k} NEW - OLD "
                       f"{interval_line(np.array(d[f'{k}_diff']))}")
         if parts:
-            print(f"pooled: {k} NEW - OLD {interval_line(np.concatenate(parts))}")
+            print(f"pooled over {len(parts)} of {len(runs)} runs: {k} NEW - OLD {interval_line(np.concatenate(parts))}")
     return 0
 
 

@@ -42,8 +42,8 @@ class OneHint:
     other: np.ndarray  # h2 x w2 bool: pixels of another colour than the hint's
     own: np.ndarray  # h2 x w2 bool: pixels of the hint's own colour
     far: np.ndarray  # h2 x w2 bool
-    off_hint: Hint  # the same point given a strong colour far from the original's there
-    off_hinted: np.ndarray  # the network's output with ``off_hint``
+    off_hint: Hint | None = None  # the same point given a strong colour far from the original's there
+    off_hinted: np.ndarray | None = None  # the network's output with ``off_hint`` (None: not asked for)
 
 
 def hint_seed(name: str, draw: int) -> int:
@@ -81,11 +81,11 @@ def _off_colour(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
     return max(OFF_COLOURS, key=lambda c: float(np.hypot(*(ab(c) - ab(rgb)))))
 
 
-def one_hint_cases(colorizer: Colorizer, name: str, photo: np.ndarray,
-                   original: np.ndarray | None = None) -> list[OneHint]:
+def one_hint_cases(colorizer: Colorizer, name: str, photo: np.ndarray, original: np.ndarray | None = None,
+                   off_colour: bool = True) -> list[OneHint]:
     """``photo`` (uint8 RGB, what the user colours: a grey copy or a scan) with each of ONE_HINT_DRAWS single
-    hints at ``original``'s true colour (default: ``photo`` itself) where the automatic colour is wrong, the
-    network run once for all of them.
+    hints at ``original``'s true colour (default: ``photo`` itself) where the automatic colour is wrong, and with
+    ``off_colour`` the same points at a wrong colour; the network run once for all of them.
     """
     original = photo if original is None else original
     if original.shape[:2] != photo.shape[:2]:
@@ -97,13 +97,15 @@ def one_hint_cases(colorizer: Colorizer, name: str, photo: np.ndarray,
     auto = colorizer.infer(pack([item]))[0][:, :h2, :w2].transpose(1, 2, 0)
     wrong = _off(auto, truth)
     hints = [_hint_where_wrong(original, wrong, hint_seed(name, k)) for k in range(ONE_HINT_DRAWS)]
-    off = [replace(hint, rgb=_off_colour(hint.rgb)) for hint in hints]
-    items = [item] * 2 * len(hints)
+    off = [replace(hint, rgb=_off_colour(hint.rgb)) for hint in hints] if off_colour else []
+    items = [item] * (len(hints) + len(off))
     both = colorizer.infer(pack(items), pack_hints(items, [[hint] for hint in [*hints, *off]]))
-    hinted, off_hinted = both[:len(hints)], both[len(hints):]
+    hinted = both[:len(hints)]
+    off_hinted: list[np.ndarray | None] = list(both[len(hints):]) if off_colour else [None] * len(hints)
+    off_hints: list[Hint | None] = list(off) if off_colour else [None] * len(hints)
     yy, xx = np.mgrid[0:h2, 0:w2]
     cases = []
-    for hint, out, off_hint, off_out in zip(hints, hinted, off, off_hinted, strict=True):
+    for hint, out, off_hint, off_out in zip(hints, hinted, off_hints, off_hinted, strict=True):
         r, c = hint.pixel(h2, w2)
         here = truth[max(0, r - 1) : r + 2, max(0, c - 1) : c + 2].reshape(-1, 2).mean(axis=0)
         apart = np.hypot(*(truth - here).transpose(2, 0, 1))
@@ -117,7 +119,7 @@ def one_hint_figures(cases: Sequence[OneHint], spread: HintSpread) -> dict[str, 
     """One photo's figures under ``spread``: ``harm`` (mean ab error added on the pixels of another colour,
     over its hints that have such pixels; nan if none has), ``help`` (error taken off the pixels of the hint's
     own colour), ``far_moved`` (share of far pixels moved more than MOVED) and ``off_leak`` (mean ab movement of
-    the pixels of another colour under the same point's off-colour hint).
+    the pixels of another colour under the same point's off-colour hint; nan for cases made without one).
 
     Against the automatic colours without the spread's ``gain``: a gain other than 1 counts in the harm too
     (what a hinted photo looks like against the unhinted one). The "other" and "own" pixels are told by the
@@ -131,8 +133,9 @@ def one_hint_figures(cases: Sequence[OneHint], spread: HintSpread) -> dict[str, 
         worse = _off(out, case.truth) - case.wrong
         if case.other.any():
             harm.append(float(worse[case.other].mean()))
-            off = spread_on_half(case.off_hinted, case.item, [case.off_hint], spread)[:, :h2, :w2]
-            leak.append(float(_off(off.transpose(1, 2, 0), case.auto)[case.other].mean()))
+            if case.off_hinted is not None and case.off_hint is not None:
+                off = spread_on_half(case.off_hinted, case.item, [case.off_hint], spread)[:, :h2, :w2]
+                leak.append(float(_off(off.transpose(1, 2, 0), case.auto)[case.other].mean()))
         if case.own.any():
             help_.append(float(-worse[case.own].mean()))
         if case.far.any():
@@ -144,20 +147,13 @@ def one_hint_figures(cases: Sequence[OneHint], spread: HintSpread) -> dict[str, 
     return {"harm": mean(harm), "help": mean(help_), "far_moved": mean(moved), "off_leak": mean(leak)}
 
 
-def least_spill(rows: Sequence[dict[str, float]], slack_db: float) -> dict[str, float]:
-    """The "contained" rule: the row of the least true-colour harm plus off-colour leak (what a hint of either kind
-    does to other surfaces) among those whose 10-hint PSNR is within ``slack_db`` of the best.
-    """
-    best = max(rows, key=lambda r: r["psnr"])
-    near = [r for r in rows if r["psnr"] >= best["psnr"] - slack_db
-            and np.isfinite(r["one_hint_harm"]) and np.isfinite(r["one_hint_off_leak"])]
-    return min(near, key=lambda r: (r["one_hint_harm"] + r["one_hint_off_leak"], -r["psnr"])) if near else best
-
-
-def least_harm(rows: Sequence[dict[str, float]], slack_db: float) -> dict[str, float]:
+def least_harm(rows: Sequence[dict[str, float]], slack_db: float, off_colour: bool = False) -> dict[str, float]:
     """The row of the least one-hint harm among those whose 10-hint PSNR is within ``slack_db`` of the best (the
-    best, where no photo had pixels of another colour to harm).
+    best, where no photo had pixels of another colour to harm). With ``off_colour`` (the "contained" rule), the
+    harm plus the off-colour leak: what a hint of the true colour and one of a wrong colour do to other surfaces
+    (the harm a change of error, the leak a movement, both in ab units on those pixels).
     """
+    keys = ("one_hint_harm", "one_hint_off_leak") if off_colour else ("one_hint_harm",)
     best = max(rows, key=lambda r: r["psnr"])
-    near = [r for r in rows if r["psnr"] >= best["psnr"] - slack_db and np.isfinite(r["one_hint_harm"])]
-    return min(near, key=lambda r: (r["one_hint_harm"], -r["psnr"])) if near else best
+    near = [r for r in rows if r["psnr"] >= best["psnr"] - slack_db and all(np.isfinite(r[k]) for k in keys)]
+    return min(near, key=lambda r: (sum(r[k] for k in keys), -r["psnr"])) if near else best

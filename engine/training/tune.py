@@ -193,17 +193,21 @@ def _same_split_as_before(record: Path, names: list[str], resume: bool) -> None:
     write_text(record, json.dumps(names))
 
 
-def start_degradation(path: Path) -> tuple[float, float]:
+def start_degradation(path: Path, depth: int = 8) -> tuple[float, float]:
     """(degrade share, strength) the model at ``path`` was trained with, from its card: a model trained on old-print
     scans (Old prints) keeps training on them when tuned, else a tune on clean photos wears its hold on scans away
-    (docs/experiments, "A tune keeps training on old-print scans"). A tune's card records what it used in turn.
+    (docs/experiments, "A tune keeps training on old-print scans"). A tune's card records what it used in turn; one
+    taught before it did goes by the model it started from.
     """
     try:
         card = json.loads(weights_meta(path).get("card") or "{}")
-    except (ValueError, TypeError):
+    except (OSError, ValueError, TypeError):
         return 0.0, 1.0
     trained = card.get("settings") or card.get("tune") or {}
-    return float(trained.get("degrade_share") or 0.0), float(trained.get("degrade_strength") or 1.0)
+    if "degrade_share" not in trained and trained.get("start") and Path(trained["start"]).is_file() and depth > 0:
+        return start_degradation(Path(trained["start"]), depth - 1)
+    strength = trained.get("degrade_strength")
+    return float(trained.get("degrade_share") or 0.0), 1.0 if strength is None else float(strength)
 
 
 def train_settings(s: TuneSettings, recipe: Recipe, work: Path, out: Path) -> TrainSettings:
@@ -395,8 +399,7 @@ def card_markdown(card: dict[str, Any]) -> str:
         f"- Tuned from `{t['start']}` on {t['trained_on']} of {t['photos']} colour photos from "
         f"{', '.join(f'`{f}`' for f in t['folders'])} for {t['minutes']} minutes ({t['steps']} steps, "
         f"recipe {t['recipe']['name']}, {t['precision']})"
-        + (f"; {t['degrade_share']:.0%} of its crops as old-print scans, as its start was trained."
-           if t.get("degrade_share") else "."),
+        + (f"; {t['degrade_share']:.0%} of its crops as old-print scans." if t.get("degrade_share") else "."),
         f"- Measured on the {h['photos']} photos held out of the tune (never trained on): "
         f"{h['gain_db']:+.2f} dB PSNR against the start (90% interval {lo:+.2f} to {hi:+.2f}): {h['verdict']}; "
         f"better on {h['better_on']}, worse on {h['worse_on']}.",

@@ -167,7 +167,8 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
 
     ``rule`` "local": each row also gets what one hint does beyond its own colour (``hint_locality``; the
     photos' ``names`` seed its hints), and the chosen row is the least harm within SPREAD_SLACK_DB of the best
-    PSNR among the rows the colour target keeps.
+    PSNR among the rows the colour target keeps; "contained": the same with an off-colour hint at each point too,
+    the least harm plus off-colour leak.
 
     ``gains``: hinted-photo chroma gains (``HintSpread.gain``) tried with every spread. With a
     ``colour_target``, the best PSNR among the rows keeping that share of the originals' colourfulness
@@ -177,7 +178,7 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
     from ..colorizer import Colorizer, pack, pack_hints, prepare, spread_on_half, unpack
     from ..hints import HintSpread, simulate_hints
     from ..options import ColorizeSettings
-    from .hint_locality import least_harm, least_spill, one_hint_cases, one_hint_figures
+    from .hint_locality import least_harm, one_hint_cases, one_hint_figures
 
     if rule not in SPREAD_RULES:
         raise ValueError(f"spread rule {rule!r}: one of {', '.join(SPREAD_RULES)}")
@@ -195,8 +196,8 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
             j += 1
         raw += list(colorizer.infer(pack(items[i:j]), pack_hints(items[i:j], hints[i:j])))
         i = j
-    cases = [] if rule == "psnr" else [one_hint_cases(colorizer, names[i] if names else str(i), p)
-                                       for i, p in enumerate(photos)]
+    cases = [] if rule == "psnr" else [one_hint_cases(colorizer, names[i] if names else str(i), p,
+                                                      off_colour=rule == "contained") for i, p in enumerate(photos)]
     rows = []
     for gain in gains:
         for reach, lightness, floor, colour, fade in SPREADS:
@@ -216,11 +217,12 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
     if not vivid:
         best = max(rows, key=lambda r: r["colourfulness_ratio"])
     else:
-        best = ((least_spill if rule == "contained" else least_harm)(vivid, SPREAD_SLACK_DB) if cases
+        best = (least_harm(vivid, SPREAD_SLACK_DB, off_colour=rule == "contained") if cases
                 else max(vivid, key=lambda r: r["psnr"]))
     none = next(r["psnr"] for r in rows if r["reach"] == 0.0 and r["gain"] == 1.0) if 1.0 in gains else rows[0]["psnr"]
     target = {} if colour_target is None else {"colour_target": colour_target, "vivid": float(bool(vivid))}
-    return {**best, "hints": SPREAD_HINTS, "gain_over_no_spread_db": round(best["psnr"] - none, 3), **target}, rows
+    return {**best, "hints": SPREAD_HINTS, "gain_over_no_spread_db": round(best["psnr"] - none, 3),
+            "off_colour": float(rule == "contained"), **target}, rows
 
 
 def tuning_score(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: float) -> tuple[float, float]:

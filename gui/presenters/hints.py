@@ -60,8 +60,12 @@ class HintEditor(QObject):
         self.menu: QMenu | None = None
         self._results: OrderedDict[tuple[int, Hints, ColorizeSettings], np.ndarray] = OrderedDict()
         self._rings: list[Ring] = []
-        self._edits = RingEdits(self, self.remove, self.move, self.recolour_hint, self.drag)
-        self._dragged: tuple[int, Hints, ColorizeSettings] | None = None  # the last answer kept for a drag
+        self._edits = RingEdits(self, self.remove, self.move, self.recolour_hint, self.drag, self._drag_back)
+        # A drag: the colour it asked for last (shown when it comes), every place it asked for (answers for places
+        # it has left are dropped, not kept), and the one answer of its own kept in the cache (the one shown).
+        self._drag_want: tuple[int, Hints, ColorizeSettings] | None = None
+        self._drag_asked: set[tuple[int, Hints, ColorizeSettings]] = set()
+        self._dragged: tuple[int, Hints, ColorizeSettings] | None = None
         self._replacing: int | None = None  # the hint whose colour the open suggestions replace
         self._press: dict[QObject, QPoint] = {}
         self._click_at = QPoint(0, 0)
@@ -133,7 +137,7 @@ class HintEditor(QObject):
         self._edit(self.hints() + (Hint(min(max(x, 0.0), 1.0), min(max(y, 0.0), 1.0), rgb),), "Add Hint")
 
     def move(self, index: int, x: float, y: float) -> None:
-        self._dragged = None  # the drag's last answer stays in the cache as any other: Undo may want it
+        self._drag_want, self._dragged = None, None  # a drag's last answer stays in the cache: Undo may want it
         self._change(index, "Move Hint", x=min(max(x, 0.0), 1.0), y=min(max(y, 0.0), 1.0))
 
     def drag(self, index: int, x: float, y: float) -> None:
@@ -141,15 +145,31 @@ class HintEditor(QObject):
         Requests pile up faster than the model answers; its worker keeps the newest.
         """
         hints, L, key = list(self.hints()), self.preview.grey(), self.key
-        if not 0 <= index < len(hints) or L is None or key is None or self.recolourer is None:
-            return
+        held = [r for r in self._rings if r.index == index and r.held]
+        if not held or not 0 <= index < len(hints) or L is None or key is None or self.recolourer is None:
+            return  # a step queued before a release, or before another photo came on show
+        if self._drag_want is None:  # a new drag: the last one's places are forgotten
+            self._drag_asked.clear()
         hints[index] = replace(hints[index], x=min(max(x, 0.0), 1.0), y=min(max(y, 0.0), 1.0))
-        settings = self.settings()
-        cached = self._results.get((key, tuple(hints), settings))
+        for ring in self._rings:  # the same hint on the other side follows too
+            if ring.index == index and not ring.held:
+                ring.setPos(held[0].pos())
+        want = self._drag_want = (key, tuple(hints), self.settings())
+        cached = self._results.get(want)
         if cached is not None:
             self.preview.set_colour(cached)
         else:
-            self.recolourer.request(key, L, tuple(hints), settings, self.path)
+            self._drag_asked.add(want)
+            self.recolourer.request(key, L, want[1], want[2], self.path)
+
+    def _drag_back(self, index: int) -> None:
+        """A drag let go where it began: nothing to keep; the colour of the hints as they are, which the drag's
+        requests may have displaced in the model's queue.
+        """
+        self._drag_want = None
+        for ring in self._rings:
+            ring.setPos(ring.hint_pos())
+        self.recolour()
 
     def set_colour(self, index: int, rgb: tuple[int, int, int]) -> None:
         self._change(index, "Change Hint Colour", rgb=rgb)
@@ -203,25 +223,24 @@ class HintEditor(QObject):
             self.recolour()
 
     def _on_recoloured(self, key: int, hints: Hints, settings: ColorizeSettings, ab: np.ndarray) -> None:
-        if key == self.key and settings == self.settings() and self._mid_drag(hints):
-            # A drag's answer: shown, and only the newest kept (the release's own colour, most likely), so a drag
-            # does not push Undo's colours out of the cache.
+        asked = (key, hints, settings)
+        current = key == self.key and (hints, settings) == (self.hints(), self.settings())
+        if asked in self._drag_asked and not current:
+            # A drag's answer: shown if it is for where the hint is now, and only the newest kept, so a drag does
+            # not push Undo's colours out of the cache; for a place the drag has left, dropped.
+            self._drag_asked.discard(asked)
+            if asked != self._drag_want:
+                return
             if self._dragged is not None:
                 self._results.pop(self._dragged, None)
-            self._dragged = (key, hints, settings)
+            self._dragged = asked
             self._keep(key, hints, settings, ab)
             self.preview.set_colour(ab)
             return
         self._keep(key, hints, settings, ab)
-        if key == self.key and (hints, settings) == (self.hints(), self.settings()):  # older answers: kept only
+        if current:  # older answers: kept only
             self.preview.set_colour(ab)
             self.preview_updated.emit(key)
-
-    def _mid_drag(self, hints: Hints) -> bool:
-        """Whether ``hints`` are the stored ones with one of them moved: what a drag asks for."""
-        stored = self.hints()
-        return (any(r.held for r in self._rings) and len(hints) == len(stored)
-                and sum(a != b for a, b in zip(hints, stored, strict=True)) == 1)
 
     def _keep(self, key: int, hints: Hints, settings: ColorizeSettings, ab: np.ndarray) -> None:
         self._results[(key, hints, settings)] = ab

@@ -29,8 +29,9 @@ MENU_GAP = 40  # screen pixels left clear on each side of a click: the colours a
 
 @dataclass(frozen=True)
 class RingEdits:
-    """What a ring's mouse does: ``remove(index)``, ``move(index, x, y)`` (on release), ``recolour(index)`` (a
-    double-click), ``drag(index, x, y)`` (each step of a drag, before its release); run later in ``context``'s thread.
+    """What a ring's mouse does: ``remove(index)``, ``move(index, x, y)`` (a drag's release elsewhere),
+    ``recolour(index)`` (a double-click), ``drag(index, x, y)`` (each step of a drag, before its release) and
+    ``back(index)`` (a drag's release where it began); run later in ``context``'s thread.
     """
 
     context: QObject
@@ -38,6 +39,7 @@ class RingEdits:
     move: Callable[[int, float, float], None]
     recolour: Callable[[int], None]
     drag: Callable[[int, float, float], None]
+    back: Callable[[int], None]
 
 
 class Ring(QGraphicsEllipseItem):
@@ -49,7 +51,7 @@ class Ring(QGraphicsEllipseItem):
         self.edits, self.index, self.hint = edits, index, hint
         self.size = (width, height)
         self.held = False  # the left button is down on this ring: a move is a drag
-        self.setPos(hint.x * width, hint.y * height)
+        self.setPos(self.hint_pos())
         self.setBrush(QBrush(QColor(*hint.rgb)))
         self._pen(False)
         self.setZValue(10)
@@ -60,6 +62,10 @@ class Ring(QGraphicsEllipseItem):
                      QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations,
                      QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges):
             self.setFlag(flag)
+
+    def hint_pos(self) -> QPointF:
+        """Where the hint is (the ring's place when not dragged)."""
+        return QPointF(self.hint.x * self.size[0], self.hint.y * self.size[1])
 
     def _pen(self, selected: bool) -> None:
         pen = QPen(QColor(255, 210, 0) if selected else QColor(255, 255, 255))
@@ -94,12 +100,19 @@ class Ring(QGraphicsEllipseItem):
         super().mouseDoubleClickEvent(event)
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
-        self.held = False
+        """The end of a press: a move where the ring now is (redrawn after this event), or back where it began.
+        (A grab lost without a release leaves ``held`` set on this ring only till the rings are drawn again.)
+        """
         super().mouseReleaseEvent(event)
+        if not self.held:
+            return
+        self.held = False
         w, h = self.size
-        if self.pos() != QPointF(self.hint.x * w, self.hint.y * h):  # dragged: redrawn after this event
+        if self.pos() != self.hint_pos():
             x, y = self.pos().x() / w, self.pos().y() / h
             QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.move(i, x, y))
+        else:
+            QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.back(i))
 
 
 RGB = tuple[int, int, int]
@@ -132,10 +145,11 @@ def popup_beside(menu: QMenu, point: QPoint) -> None:
     size = menu.sizeHint()
     screen = QGuiApplication.screenAt(point) or QGuiApplication.primaryScreen()
     room = screen.availableGeometry()
-    x = point.x() + MENU_GAP
-    if x + size.width() > room.right() and point.x() - MENU_GAP - size.width() >= room.left():
-        x = point.x() - MENU_GAP - size.width()
-    y = min(max(point.y() - size.height() // 2, room.top()), max(room.top(), room.bottom() - size.height()))
+    right = room.x() + room.width() - (point.x() + MENU_GAP)  # the room beside the point on each side
+    left = point.x() - MENU_GAP - room.x()
+    x = point.x() + MENU_GAP if right >= size.width() or right >= left else point.x() - MENU_GAP - size.width()
+    x = min(max(x, room.x()), room.x() + room.width() - size.width())  # neither side fits: on screen, if over it
+    y = min(max(point.y() - size.height() // 2, room.y()), max(room.y(), room.y() + room.height() - size.height()))
     menu.popup(QPoint(x, y))
 
 

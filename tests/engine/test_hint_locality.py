@@ -19,7 +19,6 @@ from engine.training.hint_locality import (
     _hint_where_wrong,
     _off_colour,
     least_harm,
-    least_spill,
     one_hint_cases,
     one_hint_figures,
 )
@@ -84,8 +83,8 @@ def test_the_contained_rule_weighs_the_off_colour_leak_beside_the_harm_near_the_
             {"psnr": 24.9, "one_hint_harm": 0.5, "one_hint_off_leak": 2.0, "k": 2},
             {"psnr": 24.5, "one_hint_harm": 0.1, "one_hint_off_leak": 0.5, "k": 3}]
     assert least_harm(rows, 0.3)["k"] == 1  # the true-colour harm alone
-    assert least_spill(rows, 0.3)["k"] == 2  # 0.3 + 4.0 against 0.5 + 2.0; 3 is 0.5 dB below the best
-    assert least_spill(rows, 0.6)["k"] == 3
+    assert least_harm(rows, 0.3, off_colour=True)["k"] == 2  # 0.3 + 4.0 against 0.5 + 2.0; 3 is 0.5 dB below
+    assert least_harm(rows, 0.6, off_colour=True)["k"] == 3
 
 
 def test_a_photo_whose_hints_meet_no_other_colour_has_no_harm_figure():
@@ -144,7 +143,10 @@ def test_cases_are_seeded_by_the_photos_name_and_judge_the_scan_by_the_originals
     assert np.allclose(cases[0].truth, true_ab, atol=1e-3)  # judged on the original's colours
     assert all((c.off_hint.x, c.off_hint.y) == (c.hint.x, c.hint.y) for c in cases)  # the same point, ...
     assert all(c.off_hint.rgb == _off_colour(c.hint.rgb) for c in cases)  # ... a wrong colour, read by the network
-    assert all(c.off_hinted.shape == c.hinted.shape and not np.allclose(c.off_hinted, c.hinted) for c in cases)
+    assert all(c.off_hinted is not None and c.off_hinted.shape == c.hinted.shape
+               and not np.allclose(c.off_hinted, c.hinted) for c in cases)
+    plain = one_hint_cases(hinted_colorizer, "a.jpg", scan, original, off_colour=False)  # the "local" rule's cases
+    assert all(c.off_hinted is None for c in plain) and np.isnan(one_hint_figures(plain, HintSpread())["off_leak"])
     again = one_hint_cases(hinted_colorizer, "a.jpg", scan, original)
     assert [c.hint for c in cases] == [c.hint for c in again]
     assert [c.hint for c in one_hint_cases(hinted_colorizer, "b.jpg", scan, original)] != [c.hint for c in cases]
@@ -152,3 +154,16 @@ def test_cases_are_seeded_by_the_photos_name_and_judge_the_scan_by_the_originals
     assert cases[0].truth.shape == cases[0].auto.shape == ((h + 1) // 2, (w + 1) // 2, 2)  # the network's half size
     with pytest.raises(ValueError, match="the original is"):
         one_hint_cases(hinted_colorizer, "a.jpg", scan[:40], original)
+
+
+def test_the_model_card_says_which_rule_chose_the_spread():
+    from engine.training.card import _hint_lines
+
+    spread = {"one_hint_harm": 0.3, "one_hint_off_leak": 5.1, "hints": 10, "gain_over_no_spread_db": 3.1}
+    card = {"model": {"hint_channels": 3, "hint_spread": 0.6, "hint_spread_lightness": 10.0,
+                      "hint_spread_floor": 0.02}, "readout": {"hint_spread": spread}}
+    local = _hint_lines(card)[-1]
+    assert "lone hint least changes the parts of another colour (0.30" in local and "wrong one" not in local
+    card["readout"]["hint_spread"] = {**spread, "off_colour": 1.0}
+    contained = _hint_lines(card)[-1]
+    assert "of the true colour or a wrong one" in contained and "harm 0.30 and leak 5.10 ab units" in contained

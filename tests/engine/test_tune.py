@@ -113,6 +113,9 @@ def test_a_tune_trains_on_old_print_scans_as_its_start_model_was_trained_and_its
     save_weights(random_model(seed=5), tuned, meta={"card": json.dumps({"tune": {"degrade_share": 0.4,
                                                                                  "degrade_strength": 0.7}})})
     assert settings(tuned) == (0.4, 0.7)
+    older = tmp_path / "older.pt"  # taught before tunes recorded it: it goes by the model it started from
+    save_weights(random_model(seed=5), older, meta={"card": json.dumps({"tune": {"start": str(trained)}})})
+    assert settings(older) == (0.4, 0.7)
 
 
 def test_the_default_recipe_keeps_the_start_models_batchnorm_statistics_and_r1_does_not(store, tmp_path):

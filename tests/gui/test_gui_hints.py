@@ -117,7 +117,7 @@ def test_a_click_on_the_preview_offers_the_models_colours_and_picking_one_adds_a
     colours = [a for a in editor.menu.actions() if "#" in a.text()]
     assert colours and editor.menu.actions()[-1].text() == "Other…"
     clicked = view.viewport().mapToGlobal(centre)  # the menu opens beside the spot, not over it
-    spot = QRect(clicked - QPoint(MENU_GAP // 2, MENU_GAP // 2), QSize(MENU_GAP, MENU_GAP))
+    spot = QRect(clicked - QPoint(MENU_GAP - 1, MENU_GAP - 1), QSize(2 * MENU_GAP - 1, 2 * MENU_GAP - 1))
     qtbot.waitUntil(editor.menu.isVisible)
     assert not editor.menu.geometry().intersects(spot)
     with qtbot.waitSignal(editor.preview_updated, timeout=TIMEOUT_MS):
@@ -306,10 +306,34 @@ def test_the_preview_follows_a_hint_while_it_is_dragged_and_the_drag_is_one_undo
     qtbot.waitUntil(moved_asked, timeout=TIMEOUT_MS)  # asked before the release
     qtbot.waitUntil(lambda: not np.array_equal(window.preview.colour(), shown), timeout=TIMEOUT_MS)
     assert window.hint_store.get(photo) == before and window.history.stack.count() == steps  # nothing kept yet
+    twin = next(r for r in window.hint_editor._rings if r.scene() is window.preview.after_scene)
+    assert twin.pos() == ring.pos() != twin.hint_pos()  # the hint on the other side follows
     with qtbot.waitSignal(window.hint_editor.preview_updated, timeout=TIMEOUT_MS):
         qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=start + QPoint(40, 20))
     assert window.history.stack.count() == steps + 1 and window.history.stack.undoText() == "Move Hint"
     assert window.hint_store.get(photo)[0].x > 0.35
+
+
+def test_a_drag_let_go_where_it_began_shows_the_hints_colour_again_and_keeps_nothing(qtbot, make_window,
+                                                                                    hinted_backend, photo):
+    window = _window(qtbot, make_window, hinted_backend, photo)
+    shown = _add(qtbot, window, 0.3, 0.3, GREEN)
+    steps, before = window.history.stack.count(), window.hint_store.get(photo)
+    view = window.preview.before_view
+    ring = next(r for r in window.hint_editor._rings if r.scene() is window.preview.before_scene)
+    start = view.mapFromScene(ring.scenePos())
+    qtbot.mousePress(view.viewport(), Qt.MouseButton.LeftButton, pos=start)
+    for step in (1, 2, 3):
+        qtbot.mouseMove(view.viewport(), pos=start + QPoint(10 * step, 0))
+    qtbot.waitUntil(lambda: not np.array_equal(window.preview.colour(), shown), timeout=TIMEOUT_MS)
+    for step in (2, 1, 0):
+        qtbot.mouseMove(view.viewport(), pos=start + QPoint(10 * step, 0))
+    qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=start)
+    qtbot.waitUntil(lambda: np.array_equal(window.preview.colour(), shown), timeout=TIMEOUT_MS)
+    qtbot.wait(300)  # answers to the drag's places still coming in change nothing
+    assert np.array_equal(window.preview.colour(), shown)
+    assert window.hint_store.get(photo) == before and window.history.stack.count() == steps
+    assert all(r.pos() == r.hint_pos() for r in window.hint_editor._rings)
 
 
 def test_hints_survive_a_restart_and_a_save_load_round_trip(qtbot, make_window, hinted_backend, photo, tmp_path):
