@@ -162,6 +162,12 @@ class HintEditor(QObject):
             self._drag_asked.add(want)
             self.recolourer.request(key, L, want[1], want[2], self.path)
 
+    def _cancel_drag(self, held: list[Ring]) -> None:
+        for ring in held:
+            ring.held = False  # let go: the mouse's release then neither moves it nor calls it back
+            ring.ungrabMouse()
+        self._drag_back(held[0].index)
+
     def _drag_back(self, index: int) -> None:
         """A drag let go where it began: nothing to keep; the colour of the hints as they are, which the drag's
         requests may have displaced in the model's queue.
@@ -310,6 +316,12 @@ class HintEditor(QObject):
             return False
         if watched in self._views and isinstance(event, QKeyEvent) and kind in (
                 QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress):
+            held = [r for r in self._rings if r.held]
+            if held and (event.matches(QKeySequence.StandardKey.Undo) or event.key() == Qt.Key.Key_Escape):
+                event.accept()  # Undo or Escape mid-drag takes the drag back, not the edit before it
+                if kind == QEvent.Type.KeyPress:
+                    self._cancel_drag(held)
+                return True
             selected = [r for r in self._rings if r.isSelected()]
             if event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and selected:
                 event.accept()  # Delete removes the hint here, not the queue's photos

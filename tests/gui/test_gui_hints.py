@@ -336,6 +336,29 @@ def test_a_drag_let_go_where_it_began_shows_the_hints_colour_again_and_keeps_not
     assert all(r.pos() == r.hint_pos() for r in window.hint_editor._rings)
 
 
+def test_undo_in_the_middle_of_a_drag_takes_the_drag_back_not_the_hint_placed_before(qtbot, make_window,
+                                                                                    hinted_backend, photo):
+    window = _window(qtbot, make_window, hinted_backend, photo)
+    _add(qtbot, window, 0.7, 0.7, (200, 30, 30))
+    shown = _add(qtbot, window, 0.3, 0.3, GREEN)
+    steps, before = window.history.stack.count(), window.hint_store.get(photo)
+    view = window.preview.before_view
+    ring = next(r for r in window.hint_editor._rings if r.scene() is window.preview.before_scene and r.index == 1)
+    start = view.mapFromScene(ring.scenePos())
+    view.setFocus()
+    qtbot.mousePress(view.viewport(), Qt.MouseButton.LeftButton, pos=start)
+    for step in (1, 2, 3):
+        qtbot.mouseMove(view.viewport(), pos=start + QPoint(10 * step, 5 * step))
+    qtbot.waitUntil(lambda: not np.array_equal(window.preview.colour(), shown), timeout=TIMEOUT_MS)
+    qtbot.keyClick(view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.history.stack.count() == steps and window.hint_store.get(photo) == before  # nothing undone
+    qtbot.mouseMove(view.viewport(), pos=start + QPoint(40, 20))
+    qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=start + QPoint(40, 20))
+    qtbot.waitUntil(lambda: np.array_equal(window.preview.colour(), shown), timeout=TIMEOUT_MS)
+    assert window.history.stack.count() == steps and window.hint_store.get(photo) == before  # nor moved after
+    assert all(r.pos() == r.hint_pos() for r in window.hint_editor._rings)
+
+
 def test_hints_survive_a_restart_and_a_save_load_round_trip(qtbot, make_window, hinted_backend, photo, tmp_path):
     window = _window(qtbot, make_window, hinted_backend, photo)
     hints = (Hint(0.25, 0.5, GREEN), Hint(0.75, 0.2, (180, 60, 40)))
