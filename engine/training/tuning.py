@@ -198,6 +198,7 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
         i = j
     cases = [] if rule == "psnr" else [one_hint_cases(colorizer, names[i] if names else str(i), p,
                                                       off_colour=rule == "contained") for i, p in enumerate(photos)]
+    figure_keys = ("harm", "help", "far_moved", *(("off_leak",) if rule == "contained" else ()))
     rows = []
     for gain in gains:
         for reach, lightness, floor, colour, fade in SPREADS:
@@ -212,7 +213,7 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
             if cases:
                 figures = [one_hint_figures(c, spread) for c in cases]
                 rows[-1].update({f"one_hint_{k}": float(np.nanmean([f[k] for f in figures]))
-                                 for k in ("harm", "help", "far_moved", "off_leak")})
+                                 for k in figure_keys})
     vivid = rows if colour_target is None else [r for r in rows if r["colourfulness_ratio"] >= colour_target]
     if not vivid:
         best = max(rows, key=lambda r: r["colourfulness_ratio"])

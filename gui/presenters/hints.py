@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, QPoint, Signal, Slot
 from PySide6.QtGui import QAction, QCursor, QKeyEvent, QKeySequence, QMouseEvent, QUndoStack
 from PySide6.QtWidgets import QMenu, QWidget
 
@@ -25,11 +25,12 @@ from engine.hints import Hint
 from engine.options import BatchSummary, ColorizeSettings
 from gui.model.hint_store import NO_HINTS_TEXT, Hints, HintStore, SetHints, path_key
 from gui.presenters.backend import Recolourer
+from gui.presenters.hint_drag import HintDrag
+from gui.presenters.photo_clicks import PhotoClicks
 from gui.views.busy import BusyCursor
-from gui.views.hint_rings import Ring, RingEdits, colour_menu, popup_beside
+from gui.views.hint_rings import Ring, RingEdits, colour_menu, popup_beside, ring_key
 from gui.views.preview import BeforeAfterView, ZoomView
 
-CLICK_SLOP = 4  # a press and release closer than this (px) is a click, not a pan
 KEEP_RESULTS = 12  # re-coloured previews kept for Undo (a few MB each)
 
 
@@ -60,14 +61,10 @@ class HintEditor(QObject):
         self.menu: QMenu | None = None
         self._results: OrderedDict[tuple[int, Hints, ColorizeSettings], np.ndarray] = OrderedDict()
         self._rings: list[Ring] = []
-        self._edits = RingEdits(self, self.remove, self.move, self.recolour_hint, self.drag, self._drag_back)
-        # A drag: the colour it asked for last (shown when it comes), every place it asked for (answers for places
-        # it has left are dropped, not kept), and the one answer of its own kept in the cache (the one shown).
-        self._drag_want: tuple[int, Hints, ColorizeSettings] | None = None
-        self._drag_asked: set[tuple[int, Hints, ColorizeSettings]] = set()
-        self._dragged: tuple[int, Hints, ColorizeSettings] | None = None
+        self.drag = HintDrag(self)
+        self._edits = RingEdits(self, self.remove, self.move, self.recolour_hint, self.drag.step, self.drag.back)
         self._replacing: int | None = None  # the hint whose colour the open suggestions replace
-        self._press: dict[QObject, QPoint] = {}
+        self._clicks = PhotoClicks(preview, self.click)
         self._click_at = QPoint(0, 0)
         self._parent_widget = parent
         self._busy_cursor = BusyCursor()  # from a click until the model has answered: the wait seen, the window live
@@ -137,45 +134,8 @@ class HintEditor(QObject):
         self._edit(self.hints() + (Hint(min(max(x, 0.0), 1.0), min(max(y, 0.0), 1.0), rgb),), "Add Hint")
 
     def move(self, index: int, x: float, y: float) -> None:
-        self._drag_want, self._dragged = None, None  # a drag's last answer stays in the cache: Undo may want it
+        self.drag.landed()
         self._change(index, "Move Hint", x=min(max(x, 0.0), 1.0), y=min(max(y, 0.0), 1.0))
-
-    def drag(self, index: int, x: float, y: float) -> None:
-        """A hint on its way: the preview follows it, with no undo step or write until the release (``move``).
-        Requests pile up faster than the model answers; its worker keeps the newest.
-        """
-        hints, L, key = list(self.hints()), self.preview.grey(), self.key
-        held = [r for r in self._rings if r.index == index and r.held]
-        if not held or not 0 <= index < len(hints) or L is None or key is None or self.recolourer is None:
-            return  # a step queued before a release, or before another photo came on show
-        if self._drag_want is None:  # a new drag: the last one's places are forgotten
-            self._drag_asked.clear()
-        hints[index] = replace(hints[index], x=min(max(x, 0.0), 1.0), y=min(max(y, 0.0), 1.0))
-        for ring in self._rings:  # the same hint on the other side follows too
-            if ring.index == index and not ring.held:
-                ring.setPos(held[0].pos())
-        want = self._drag_want = (key, tuple(hints), self.settings())
-        cached = self._results.get(want)
-        if cached is not None:
-            self.preview.set_colour(cached)
-        else:
-            self._drag_asked.add(want)
-            self.recolourer.request(key, L, want[1], want[2], self.path)
-
-    def _cancel_drag(self, held: list[Ring]) -> None:
-        for ring in held:
-            ring.held = False  # let go: the mouse's release then neither moves it nor calls it back
-            ring.ungrabMouse()
-        self._drag_back(held[0].index)
-
-    def _drag_back(self, index: int) -> None:
-        """A drag let go where it began: nothing to keep; the colour of the hints as they are, which the drag's
-        requests may have displaced in the model's queue.
-        """
-        self._drag_want = None
-        for ring in self._rings:
-            ring.setPos(ring.hint_pos())
-        self.recolour()
 
     def set_colour(self, index: int, rgb: tuple[int, int, int]) -> None:
         self._change(index, "Change Hint Colour", rgb=rgb)
@@ -229,19 +189,8 @@ class HintEditor(QObject):
             self.recolour()
 
     def _on_recoloured(self, key: int, hints: Hints, settings: ColorizeSettings, ab: np.ndarray) -> None:
-        asked = (key, hints, settings)
         current = key == self.key and (hints, settings) == (self.hints(), self.settings())
-        if asked in self._drag_asked and not current:
-            # A drag's answer: shown if it is for where the hint is now, and only the newest kept, so a drag does
-            # not push Undo's colours out of the cache; for a place the drag has left, dropped.
-            self._drag_asked.discard(asked)
-            if asked != self._drag_want:
-                return
-            if self._dragged is not None:
-                self._results.pop(self._dragged, None)
-            self._dragged = asked
-            self._keep(key, hints, settings, ab)
-            self.preview.set_colour(ab)
+        if not current and self.drag.answer((key, hints, settings), ab):
             return
         self._keep(key, hints, settings, ab)
         if current:  # older answers: kept only
@@ -312,37 +261,17 @@ class HintEditor(QObject):
             self.recolourer.warm(self.settings())
         if watched in self._viewports and isinstance(event, QMouseEvent) and kind in (
                 QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonRelease):
-            self._mouse(watched, self._viewports[watched], event)
+            self._clicks.mouse(watched, self._viewports[watched], event)
             return False
         if watched in self._views and isinstance(event, QKeyEvent) and kind in (
                 QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress):
-            held = [r for r in self._rings if r.held]
-            if held and (event.matches(QKeySequence.StandardKey.Undo) or event.key() == Qt.Key.Key_Escape):
-                event.accept()  # Undo or Escape mid-drag takes the drag back, not the edit before it
+            act = ring_key(event, self._rings, self.remove, self.drag.cancel)
+            if act is not None:
+                event.accept()  # the key is the hints' here, not the window's shortcut
                 if kind == QEvent.Type.KeyPress:
-                    self._cancel_drag(held)
-                return True
-            selected = [r for r in self._rings if r.isSelected()]
-            if event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and selected:
-                event.accept()  # Delete removes the hint here, not the queue's photos
-                if kind == QEvent.Type.KeyPress:
-                    self.remove(selected[0].index)
+                    act()
                 return True
         return False
-
-    def _mouse(self, viewport: QObject, view: ZoomView, event: QMouseEvent) -> None:
-        """A left press and release without moving (a click, not a pan) on the photo asks for colours there."""
-        if event.button() != Qt.MouseButton.LeftButton:
-            return
-        pos = event.position().toPoint()
-        if event.type() == QEvent.Type.MouseButtonPress:
-            on_ring = isinstance(view.itemAt(pos), Ring)
-            grabs_wipe = view is self._views[0] and self.preview.near_wipe_line(pos)
-            self._press[viewport] = pos if not (on_ring or grabs_wipe) else QPoint(-10_000, -10_000)
-        else:
-            start = self._press.pop(viewport, None)
-            if start is not None and (pos - start).manhattanLength() < CLICK_SLOP:
-                self.click(view, pos)
 
     def close(self) -> None:
         """Stop the model's thread and write the hints out (the window is closing)."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, QPoint, QPointF, Qt, QTimer
-from PySide6.QtGui import QBrush, QColor, QGuiApplication, QIcon, QPen, QPixmap
+from PySide6.QtGui import QBrush, QColor, QGuiApplication, QIcon, QKeyEvent, QKeySequence, QPen, QPixmap
 from PySide6.QtWidgets import (
     QColorDialog,
     QGraphicsEllipseItem,
@@ -113,6 +113,20 @@ class Ring(QGraphicsEllipseItem):
             QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.move(i, x, y))
         else:
             QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.back(i))
+
+
+def ring_key(event: QKeyEvent, rings: Sequence[Ring], remove: Callable[[int], None],
+             cancel: Callable[[list[Ring]], None]) -> Callable[[], None] | None:
+    """What a key on the preview does to the hints, if anything: Undo or Escape mid-drag takes the drag back (not
+    the edit before it); Delete or Backspace removes the selected hint (not the queue's photos).
+    """
+    held = [r for r in rings if r.held]
+    if held and (event.matches(QKeySequence.StandardKey.Undo) or event.key() == Qt.Key.Key_Escape):
+        return lambda: cancel(held)
+    selected = [r for r in rings if r.isSelected()]
+    if event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and selected:
+        return lambda: remove(selected[0].index)
+    return None
 
 
 RGB = tuple[int, int, int]
