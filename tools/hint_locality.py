@@ -71,11 +71,11 @@ def measure(a: argparse.Namespace) -> int:
 def pool(files: list[Path]) -> int:
     runs = [json.loads(f.read_text()) for f in files]
     for k in PAIRED:
-        parts = [np.array(d[f"{k}_diff"]) for d in runs if f"{k}_diff" in d]  # runs before the leak have no leak
+        parts = []
         for f, d in zip(files, runs, strict=True):
-            if f"{k}_diff" in d:
-                print(f"{f.name}: {d['folder']} ({d['split']}, {d['scans']}): {k} NEW - OLD "
-                      f"{interval_line(np.array(d[f'{k}_diff']))}")
+            if f"{k}_diff" in d:  # runs from before the leak have no leak
+                parts.append(np.array(d[f"{k}_diff"]))
+                print(f"{f.name}: {d['folder']} ({d['split']}, {d['scans']}): {k} NEW - OLD {interval_line(parts[-1])}")
         if parts:
             print(f"pooled over {len(parts)} of {len(runs)} runs: {k} NEW - OLD {interval_line(np.concatenate(parts))}")
     return 0

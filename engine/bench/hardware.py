@@ -38,16 +38,22 @@ class CpuInfo:
                 f"{convs}")
 
 
+def _first_processor(cpuinfo: str) -> dict[str, str]:
+    """/proc/cpuinfo's fields for the first processor (its block ends at the first empty line)."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():
+            break
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    return fields
+
+
 def cpu_name(cpuinfo: str) -> str:
     """The first CPU's model name from /proc/cpuinfo's text, with its family and model numbers: under a hypervisor
     the name is often just "AMD EPYC", which covers AVX2-only and AVX-512 generations alike.
     """
-    fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        if not line.strip():
-            break  # the first processor's block ends
-        key, _, value = line.partition(":")
-        fields.setdefault(key.strip(), value.strip())
+    fields = _first_processor(cpuinfo)
     name = fields.get("model name") or platform.processor() or platform.machine()
     numbers = [f"{word} {fields[key]}" for key, word in (("cpu family", "family"), ("model", "model"))
                if fields.get(key)]
@@ -60,9 +66,7 @@ def cpu_info() -> CpuInfo:
     try:
         with open("/proc/cpuinfo") as f:
             text = f.read()
-        model = cpu_name(text)
-        flags = set(next((v for k, _, v in (ln.partition(":") for ln in text.splitlines()) if k.strip() == "flags"),
-                         "").split())
+        model, flags = cpu_name(text), set(_first_processor(text).get("flags", "").split())
     except OSError:  # not Linux: the flags are unknown, torch's own figures remain
         pass
     return CpuInfo(model, torch.backends.cpu.get_cpu_capability(), "amx_tile" in flags, "avx512_bf16" in flags,

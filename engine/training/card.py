@@ -70,11 +70,14 @@ def _hint_lines(card: dict[str, Any]) -> list[str]:
         colour += ", fading with its weight" if m.get("hint_spread_fade") else ""
         local = "one_hint_harm" in spread and spread.get("vivid", 1.0)  # no row kept the colour: the most colourful
         contained = bool(spread.get("off_colour")) and "one_hint_off_leak" in spread  # the "contained" rule
-        what = (f"a lone hint, of the true colour or a wrong one, least changes the parts of another colour (harm "
-                f"{spread['one_hint_harm']:.2f} and leak {spread['one_hint_off_leak']:.2f}" if contained else
-                f"lone hint least changes the parts of another colour ({spread['one_hint_harm']:.2f}" if local else "")
-        how = (f"as the one whose {what} ab units on average) within {SPREAD_SLACK_DB} dB of the best PSNR "
-               if local else "")
+        how = ""
+        if local:
+            harm = f"{spread['one_hint_harm']:.2f}"
+            hint, figures = (("where a lone hint, of the true colour or a wrong one,",
+                              f"harm {harm} and leak {spread['one_hint_off_leak']:.2f}") if contained
+                             else ("whose lone hint", harm))
+            how = (f"as the one {hint} least changes the parts of another colour ({figures} ab units on "
+                   f"average) within {SPREAD_SLACK_DB} dB of the best PSNR ")
         lines.append(f"- Hint spread: reach {m['hint_spread']} of the shorter side, lightness "
                      f"{m.get('hint_spread_lightness')}, floor {m.get('hint_spread_floor')}{colour}{gain}, "
                      f"chosen on {where} {how}"

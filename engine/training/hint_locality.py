@@ -99,19 +99,16 @@ def one_hint_cases(colorizer: Colorizer, name: str, photo: np.ndarray, original:
     hints = [_hint_where_wrong(original, wrong, hint_seed(name, k)) for k in range(ONE_HINT_DRAWS)]
     off = [replace(hint, rgb=_off_colour(hint.rgb)) for hint in hints] if off_colour else []
     items = [item] * (len(hints) + len(off))
-    both = colorizer.infer(pack(items), pack_hints(items, [[hint] for hint in [*hints, *off]]))
-    hinted = both[:len(hints)]
-    off_hinted: list[np.ndarray | None] = list(both[len(hints):]) if off_colour else [None] * len(hints)
-    off_hints: list[Hint | None] = list(off) if off_colour else [None] * len(hints)
+    outs = colorizer.infer(pack(items), pack_hints(items, [[hint] for hint in [*hints, *off]]))
     yy, xx = np.mgrid[0:h2, 0:w2]
     cases = []
-    for hint, out, off_hint, off_out in zip(hints, hinted, off_hints, off_hinted, strict=True):
+    for k, (hint, out) in enumerate(zip(hints, outs[:len(hints)], strict=True)):
         r, c = hint.pixel(h2, w2)
         here = truth[max(0, r - 1) : r + 2, max(0, c - 1) : c + 2].reshape(-1, 2).mean(axis=0)
         apart = np.hypot(*(truth - here).transpose(2, 0, 1))
         far = np.hypot(yy - r, xx - c) > FAR * min(h2, w2)
         cases.append(OneHint(item, hint, out, auto, truth, wrong, apart > OTHER_COLOUR, apart < OWN_COLOUR, far,
-                             off_hint, off_out))
+                             *((off[k], outs[len(hints) + k]) if off else ())))
     return cases
 
 

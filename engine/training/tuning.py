@@ -196,9 +196,10 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
             j += 1
         raw += list(colorizer.infer(pack(items[i:j]), pack_hints(items[i:j], hints[i:j])))
         i = j
+    off_colour = rule == "contained"  # an off-colour hint at each point too, and its leak weighed
     cases = [] if rule == "psnr" else [one_hint_cases(colorizer, names[i] if names else str(i), p,
-                                                      off_colour=rule == "contained") for i, p in enumerate(photos)]
-    figure_keys = ("harm", "help", "far_moved", *(("off_leak",) if rule == "contained" else ()))
+                                                      off_colour=off_colour) for i, p in enumerate(photos)]
+    figure_keys = ("harm", "help", "far_moved", *(("off_leak",) if off_colour else ()))
     rows = []
     for gain in gains:
         for reach, lightness, floor, colour, fade in SPREADS:
@@ -218,12 +219,12 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
     if not vivid:
         best = max(rows, key=lambda r: r["colourfulness_ratio"])
     else:
-        best = (least_harm(vivid, SPREAD_SLACK_DB, off_colour=rule == "contained") if cases
+        best = (least_harm(vivid, SPREAD_SLACK_DB, off_colour=off_colour) if cases
                 else max(vivid, key=lambda r: r["psnr"]))
     none = next(r["psnr"] for r in rows if r["reach"] == 0.0 and r["gain"] == 1.0) if 1.0 in gains else rows[0]["psnr"]
     target = {} if colour_target is None else {"colour_target": colour_target, "vivid": float(bool(vivid))}
     return {**best, "hints": SPREAD_HINTS, "gain_over_no_spread_db": round(best["psnr"] - none, 3),
-            "off_colour": float(rule == "contained"), **target}, rows
+            "off_colour": float(off_colour), **target}, rows
 
 
 def tuning_score(model: CVUNet, L: np.ndarray, ab: np.ndarray, colour_target: float) -> tuple[float, float]:

@@ -63,6 +63,10 @@ class Ring(QGraphicsEllipseItem):
                      QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges):
             self.setFlag(flag)
 
+    def relative_pos(self) -> tuple[float, float]:
+        """Where the ring is now, as a hint's x and y (0..1)."""
+        return self.pos().x() / self.size[0], self.pos().y() / self.size[1]
+
     def hint_pos(self) -> QPointF:
         """Where the hint is (the ring's place when not dragged)."""
         return QPointF(self.hint.x * self.size[0], self.hint.y * self.size[1])
@@ -77,8 +81,7 @@ class Ring(QGraphicsEllipseItem):
             w, h = self.size
             return QPointF(min(max(value.x(), 0.0), w), min(max(value.y(), 0.0), h))
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged and self.held:
-            w, h = self.size
-            x, y = value.x() / w, value.y() / h
+            x, y = self.relative_pos()
             QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.drag(i, x, y))
         if change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
             self._pen(bool(value))
@@ -107,9 +110,8 @@ class Ring(QGraphicsEllipseItem):
         if not self.held:
             return
         self.held = False
-        w, h = self.size
         if self.pos() != self.hint_pos():
-            x, y = self.pos().x() / w, self.pos().y() / h
+            x, y = self.relative_pos()
             QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.move(i, x, y))
         else:
             QTimer.singleShot(0, self.edits.context, lambda i=self.index: self.edits.back(i))
