@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import logging
 import os
 import time
@@ -13,6 +15,7 @@ import torch
 log = logging.getLogger(__name__)
 
 PRECISIONS = ("fp32", "fp16", "bf16")
+BF16_PAYS = 1.15  # bf16 must run the probe this much faster than fp32 to be picked: it costs some colour accuracy
 
 
 def resolve_device(name: str = "auto") -> torch.device:
@@ -34,6 +37,41 @@ def cpu_has_fast_bf16() -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=1)
+def cpu_bf16_speedup() -> float | None:
+    """How many times faster bf16 runs a small stack of the network's kinds of convolution than fp32 here (fp32's
+    time over bf16's, each the least of 5 turns taken in alternation); None where bf16 is not native.
+
+    Why measured: native bf16 is not always faster. AMX and the AVX-512 BF16 of a Zen 4 run the model about twice
+    as fast as fp32, but a Xeon whose AMX is hidden by its hypervisor runs oneDNN's AVX-512 BF16 kernels at about
+    0.7x the speed of its fp32 ones (docs/bench-peers-xeon-no-amx.txt). Once per process, about 0.1 s.
+    """
+    if not cpu_has_fast_bf16():
+        return None
+    x = torch.randn(1, 64, 64, 64).contiguous(memory_format=torch.channels_last)
+    stack = torch.nn.Sequential(torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.Conv2d(64, 64, 3, padding=1, groups=64),
+                                torch.nn.Conv2d(64, 128, 1), torch.nn.Conv2d(128, 64, 3, padding=1)).eval()
+    runs = {dtype: (copy.deepcopy(stack).to(dtype=dtype, memory_format=torch.channels_last), x.to(dtype))
+            for dtype in (torch.float32, torch.bfloat16)}
+    best = {dtype: float("inf") for dtype in runs}
+    with torch.inference_mode():
+        for turn in range(7):
+            for dtype, (net, inp) in runs.items():
+                start = time.perf_counter()
+                net(inp)
+                if turn >= 2:  # two warm-up turns: oneDNN builds its primitives on the first call
+                    best[dtype] = min(best[dtype], time.perf_counter() - start)
+    speedup = best[torch.float32] / best[torch.bfloat16]
+    log.info("bf16 runs %.2fx the speed of fp32 here (a convolution probe)", speedup)
+    return speedup
+
+
+def cpu_bf16_pays() -> bool:
+    """Whether "auto" takes bf16 on this CPU: native, and measured faster than fp32 by BF16_PAYS."""
+    speedup = cpu_bf16_speedup()
+    return speedup is not None and speedup >= BF16_PAYS
+
+
 def precision_support(device: torch.device) -> dict[str, str | None]:
     """For each precision: None when it runs well here, else the reason it is not offered."""
     if device.type == "cuda":
@@ -46,11 +84,11 @@ def precision_support(device: torch.device) -> dict[str, str | None]:
 
 
 def best_precision(device: torch.device) -> str:
+    """What "auto" runs: fp16 or bf16 on a GPU; bf16 on a CPU where it pays (``cpu_bf16_pays``), else fp32."""
+    if device.type != "cuda":
+        return "bf16" if cpu_bf16_pays() else "fp32"
     support = precision_support(device)
-    for p in (("fp16", "bf16") if device.type == "cuda" else ("bf16",)):
-        if support[p] is None:
-            return p
-    return "fp32"
+    return next((p for p in ("fp16", "bf16") if support[p] is None), "fp32")
 
 
 def torch_dtype(precision: str) -> torch.dtype:

@@ -23,7 +23,8 @@ from .hints import HintSpread
 # The stored names of the hint spread's fields (as weights files have always had them, flat beside the
 # read-out's own): the one mapping between ``HintSpread`` and the stored dict.
 SPREAD_KEYS = {"reach": "hint_spread", "lightness": "hint_spread_lightness", "floor": "hint_spread_floor",
-               "gain": "hint_gain", "colour": "hint_spread_colour", "fade": "hint_spread_fade"}
+               "gain": "hint_gain", "colour": "hint_spread_colour", "fade": "hint_spread_fade",
+               "restraint": "hint_spread_restraint"}
 
 
 def ab_variance(logits: torch.Tensor, centres: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -76,10 +77,11 @@ def annealed_mean(logits: torch.Tensor, centres: torch.Tensor, temperature: floa
 
 def spread_of(row: dict[str, Any]) -> HintSpread:
     """The hint spread of a search row (``training.tuning.choose_spread``: keys named as HintSpread's fields;
-    ``fade`` came later, and a row without it is of the form before, 0).
+    ``fade`` and ``restraint`` came later, and a row without one is of the form before, 0).
     """
-    return HintSpread(**{f.name: row[f.name] for f in fields(HintSpread) if f.name != "fade"},
-                      fade=row.get("fade", 0.0))
+    later = ("fade", "restraint")
+    return HintSpread(**{f.name: row[f.name] for f in fields(HintSpread) if f.name not in later},
+                      **{name: row.get(name, 0.0) for name in later})
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..devices import cpu_has_fast_bf16
+from ..devices import BF16_PAYS, cpu_bf16_speedup, cpu_has_fast_bf16
 from ..runtimes import dnnl
 
 
@@ -25,6 +25,7 @@ class CpuInfo:
     bf16_native: bool  # engine.devices.cpu_has_fast_bf16: what "auto" precision goes by
     onednn_cap: str = ""  # ONEDNN_MAX_CPU_ISA: oneDNN (ours and OpenVINO's) held to a narrower ISA, e.g. AVX2
     convolutions: str = ""  # which call runs our CPU convolutions (engine.runtimes.dnnl.describe)
+    bf16_speedup: float | None = None  # engine.devices.cpu_bf16_speedup: whether "auto" takes bf16 where native
 
     def line(self) -> str:
         held = self.onednn_cap.upper()  # e.g. AVX2, AVX512_CORE_BF16, AVX512_CORE_AMX: what oneDNN may still use
@@ -34,8 +35,12 @@ class CpuInfo:
         isa = self.capability + (f" + {' + '.join(extras)}" if extras else "")
         cap = f"; oneDNN held to {self.onednn_cap} (ONEDNN_MAX_CPU_ISA)" if self.onednn_cap else ""
         convs = f"; convolutions: {self.convolutions}" if self.convolutions else ""
-        return (f"cpu: {self.model}; {isa}{cap}; bf16 {'native' if self.bf16_native else 'emulated (not offered)'}"
-                f"{convs}")
+        bf16 = "emulated (not offered)"
+        if self.bf16_native:
+            probe = (f", {self.bf16_speedup:.2f}x fp32's speed on a probe: auto takes "
+                     f"{'bf16' if self.bf16_speedup >= BF16_PAYS else 'fp32'}" if self.bf16_speedup is not None else "")
+            bf16 = f"native{probe}"
+        return f"cpu: {self.model}; {isa}{cap}; bf16 {bf16}{convs}"
 
 
 def _first_processor(cpuinfo: str) -> dict[str, str]:
@@ -71,7 +76,7 @@ def cpu_info() -> CpuInfo:
         pass
     return CpuInfo(model, torch.backends.cpu.get_cpu_capability(), "amx_tile" in flags, "avx512_bf16" in flags,
                    cpu_has_fast_bf16(), os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA", ""),
-                   dnnl.describe())
+                   dnnl.describe(), cpu_bf16_speedup())
 
 
 def conv_peak_gflops(device: torch.device, dtype: torch.dtype) -> float:

@@ -66,7 +66,8 @@ def readout_command(args: argparse.Namespace) -> int:
     if args.hints_only:
         h = r["hint_spread"]
         print(f"hint spread on {len(h.get('search', []))} settings: reach {h['reach']}, lightness "
-              f"{h['lightness']}, floor {h['floor']}, colour {h['colour']}, fade {h.get('fade', 0.0)} "
+              f"{h['lightness']}, floor {h['floor']}, colour {h['colour']}, fade {h.get('fade', 0.0)}, "
+              f"restraint {h.get('restraint', 0.0)} "
               f"({h['gain_over_no_spread_db']:+.2f} dB over "
               f"no spread at {h['hints']} hints) -> {args.out}")
         return 0

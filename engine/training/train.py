@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from .. import color
-from ..devices import cpu_has_fast_bf16
+from ..devices import cpu_bf16_pays, cpu_bf16_speedup, cpu_has_fast_bf16
 from ..model import CVUNet, ModelConfig, init_encoder_from_imagenet, with_hint_channels, with_hint_decoder
 from ..progress import ProgressBar
 from ..weights import load_imagenet, load_model, save_weights, stored_config, weights_meta
@@ -132,6 +132,9 @@ def resolve_autocast(asked: str) -> tuple[bool, str]:
         raise ValueError(f"unknown autocast {asked!r}: use bf16 or none")
     if not cpu_has_fast_bf16():
         return False, "fp32: this CPU has no native bf16 (AVX-512 BF16 or AMX), where bf16 autocast would be slow"
+    if not cpu_bf16_pays():
+        return False, (f"fp32: this CPU's native bf16 runs convolutions at {cpu_bf16_speedup():.2f}x the speed of "
+                       "fp32 (a probe), where bf16 autocast would be slower")
     return True, "bf16 autocast on a CPU with native bf16"
 
 

@@ -141,9 +141,11 @@ def matching_gain(model: CVUNet, teacher: CVUNet, L: np.ndarray, ab: np.ndarray,
 
 SPREAD_HINTS = 10  # simulated hints per tuning crop when choosing the hint spread
 _REACHES, _LIGHTNESS, _COLOUR = (0.1, 0.15, 0.2, 0.3, 0.45, 0.6), (5.0, 10.0, 20.0), (0.0, 5.0, 10.0, 20.0, 40.0)
-SPREADS = ([(0.0, 10.0, 0.05, 0.0, 0.0)]  # (reach, lightness, floor, colour, fade): no spread, the floor form, fading
-           + [(r, lt, f, e, 0.0) for r in _REACHES for lt in _LIGHTNESS for f in (0.02, 0.05, 0.2) for e in _COLOUR]
-           + [(r, lt, f, e, 1.0) for r in _REACHES for lt in _LIGHTNESS for f in (0.02, 0.2) for e in _COLOUR])
+_FADING = [(r, lt, f, e, 1.0) for r in _REACHES for lt in _LIGHTNESS for f in (0.02, 0.2) for e in _COLOUR]
+# (reach, lightness, floor, colour, fade, restraint): no spread, the floor form, fading, fading with a restraint
+SPREADS = ([(0.0, 10.0, 0.05, 0.0, 0.0, 0.0)]
+           + [(r, lt, f, e, 0.0, 0.0) for r in _REACHES for lt in _LIGHTNESS for f in (0.02, 0.05, 0.2) for e in _COLOUR]
+           + [(*s, 0.0) for s in _FADING] + [(*s, k) for k in (20.0, 40.0, 80.0) for s in _FADING])
 # the best 10-hint PSNR; or near it, the least one-hint harm (``hint_locality``), or the least harm plus off-colour leak
 SPREAD_RULES = ("psnr", "local", "contained")
 SPREAD_SLACK_DB = 0.3  # "local": how far below the best 10-hint PSNR a spread may be
@@ -202,12 +204,12 @@ def choose_spread_on_photos(model: CVUNet, photos: list[np.ndarray], size: int, 
     figure_keys = ("harm", "help", "far_moved", *(("off_leak",) if off_colour else ()))
     rows = []
     for gain in gains:
-        for reach, lightness, floor, colour, fade in SPREADS:
-            spread = HintSpread(reach, lightness, floor, gain, colour, fade)
+        for reach, lightness, floor, colour, fade, restraint in SPREADS:
+            spread = HintSpread(reach, lightness, floor, gain, colour, fade, restraint)
             outs = [color.join_lab(item.L, unpack(spread_on_half(raw[i], item, hints[i], spread), item))
                     for i, item in enumerate(items)]
             rows.append({"reach": reach, "lightness": lightness, "floor": floor, "gain": gain, "colour": colour,
-                         "fade": fade,
+                         "fade": fade, "restraint": restraint,
                          "psnr": float(np.mean([color.psnr(o, t) for o, t in zip(outs, truths, strict=True)])),
                          "colourfulness_ratio": float(np.mean([color.colourfulness(color.to_uint8(o)) for o in outs]))
                          / max(original, 1e-6)})

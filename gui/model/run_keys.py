@@ -49,14 +49,15 @@ def changed_text(stale: int, shortcut: str, what: str = "Settings", selected: in
     instead of all.
     """
     them = "them" if stale != 1 else "it"
-    head = f"{what} changed since {counted(stale, 'photo')} {'were' if stale != 1 else 'was'} colorized: "
+    head = f"{what} changed since {counted(stale, 'photo')} {'were' if stale != 1 else 'was'} colorized"
     if selected and not selected_stale:
-        chosen = "selected photo is" if selected == 1 else "selected photos are"
-        among = "not it" if stale == 1 else "not among them"
-        return (head + f"the {chosen} {among}; select {them}, or no photo, and Run Again ({shortcut}) "
-                f"colorizes {them} with the new {what.lower()}")
-    whom = f"the {counted(selected, 'selected photo')} (with none selected, every photo)" if selected else them
-    return head + f"Run Again ({shortcut}) colorizes {whom} with the new {what.lower()}"
+        chosen = "selected photo" if selected == 1 else "selected photos"
+        return (head + f", {'another than' if stale == 1 else 'none of them'} the {chosen}. "
+                f"To redo {them}, select {them} or no photo, then Run Again ({shortcut}).")
+    if selected:
+        return head + (f". Run Again ({shortcut}) redoes the {counted(selected, 'selected photo')} with the new "
+                       f"{what.lower()}; with none selected, every photo.")
+    return head + f". Run Again ({shortcut}) redoes {them} with the new {what.lower()}."
 
 
 def nothing_to_run_text(shortcut: str) -> str:

@@ -243,7 +243,8 @@ class HintEditor(QObject):
             return
         index, self._replacing = self._replacing, None
         menu = self.menu = colour_menu(self._parent_widget, colours, lambda rgb: self.add(x, y, rgb) if index is None
-                                       else self.set_colour(index, rgb), self.store.recent_colours())
+                                       else self.set_colour(index, rgb), self.store.recent_colours(),
+                                       self._click_at)
         menu.destroyed.connect(lambda *_: setattr(self, "menu", None) if self.menu is menu else None)
         popup_beside(menu, self._click_at)
         self.suggestions_shown.emit()

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, QPoint, QPointF, Qt, QTimer
+from PySide6.QtCore import QObject, QPoint, QPointF, QSize, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QGuiApplication, QIcon, QKeyEvent, QKeySequence, QPen, QPixmap
 from PySide6.QtWidgets import (
     QColorDialog,
@@ -135,9 +135,9 @@ RGB = tuple[int, int, int]
 
 
 def colour_menu(parent: QWidget | None, colours: list[RGB], pick: Callable[[RGB], None],
-                recent: Sequence[RGB] = ()) -> QMenu:
+                recent: Sequence[RGB] = (), at: QPoint | None = None) -> QMenu:
     """A swatch per colour, most likely first; the colours of the hints placed last (``recent``), under "Used
-    before"; then Other… (a colour dialog starting at the likeliest).
+    before"; then Other… (a colour dialog starting at the likeliest, beside the clicked point ``at``, global).
     """
     menu = QMenu(parent)
     menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -150,7 +150,8 @@ def colour_menu(parent: QWidget | None, colours: list[RGB], pick: Callable[[RGB]
         action = menu.addAction(QIcon(swatch), "{}  #{:02x}{:02x}{:02x}".format(colour_name(rgb), *rgb))
         action.triggered.connect(lambda _=False, c=rgb: pick(c))
     menu.addSeparator()
-    menu.addAction("Other…").triggered.connect(lambda: other_colour(parent, colours[0] if colours else None, pick))
+    menu.addAction("Other…").triggered.connect(
+        lambda: other_colour(parent, colours[0] if colours else None, pick, at))
     return menu
 
 
@@ -158,20 +159,37 @@ def popup_beside(menu: QMenu, point: QPoint) -> None:
     """Open ``menu`` beside a clicked point (global), right of it or else left, level with it: not over it, so the
     spot and what is around it stay in sight while a colour is picked.
     """
-    size = menu.sizeHint()
+    menu.popup(beside(menu.sizeHint(), point))
+
+
+def beside(size: QSize, point: QPoint) -> QPoint:
+    """Where a window of ``size`` goes beside ``point`` (global; ``popup_beside``), its top-left corner: right or
+    left of it, level with it; where neither side has the room (a wide dialog), above or below it.
+    """
     screen = QGuiApplication.screenAt(point) or QGuiApplication.primaryScreen()
     room = screen.availableGeometry()
     right = room.x() + room.width() - (point.x() + MENU_GAP)  # the room beside the point on each side
     left = point.x() - MENU_GAP - room.x()
+    below = room.y() + room.height() - (point.y() + MENU_GAP)
+    above = point.y() - MENU_GAP - room.y()
     x = point.x() + MENU_GAP if right >= size.width() or right >= left else point.x() - MENU_GAP - size.width()
-    x = min(max(x, room.x()), room.x() + room.width() - size.width())  # neither side fits: on screen, if over it
-    y = min(max(point.y() - size.height() // 2, room.y()), max(room.y(), room.y() + room.height() - size.height()))
-    menu.popup(QPoint(x, y))
+    y = point.y() - size.height() // 2
+    if max(right, left) < size.width() and max(below, above) >= size.height():
+        x = point.x() - size.width() // 2
+        y = point.y() + MENU_GAP if below >= size.height() else point.y() - MENU_GAP - size.height()
+    x = min(max(x, room.x()), room.x() + room.width() - size.width())  # nowhere fits: on screen, if over it
+    y = min(max(y, room.y()), max(room.y(), room.y() + room.height() - size.height()))
+    return QPoint(x, y)
 
 
-def other_colour(parent: QWidget | None, start: RGB | None, pick: Callable[[RGB], None]) -> None:
+def other_colour(parent: QWidget | None, start: RGB | None, pick: Callable[[RGB], None],
+                 at: QPoint | None = None) -> QColorDialog:
+    """The colour dialog for a hint; beside the clicked point ``at`` (global), as the menu was, so the spot shows."""
     dialog = QColorDialog(QColor(*start) if start else QColor(128, 128, 128), parent)
     dialog.setWindowTitle("Hint colour")
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.colorSelected.connect(lambda c: pick((c.red(), c.green(), c.blue())))
     dialog.open()
+    if at is not None:  # after open: a window manager may place a new window itself on showing it
+        dialog.move(beside(dialog.frameGeometry().size(), at))
+    return dialog

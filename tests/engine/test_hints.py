@@ -437,3 +437,23 @@ def test_a_fading_spread_gives_a_lone_hint_its_colour_at_its_point_and_less_of_i
     assert np.abs(both[r, 64]).max() > np.abs(faded[r, 64]).max()
     share = hint_share(L, ab, [hint], HintSpread(reach=0.45, lightness=10.0, floor=0.02, fade=1.0))
     assert share[r, c] > 0.95 and share[r, c + 64] < 0.2  # the stripes of "unsure" come back where the hint fades
+
+
+def test_a_restrained_spread_carries_a_hint_far_from_the_networks_colour_less_far_and_a_nudge_as_far():
+    L = np.full((64, 128), 55.0, np.float32)  # one flat surface: only distance parts the pixels
+    ab = np.zeros((64, 128, 2), np.float32)
+    ab[..., 1] = 30.0  # the network's colour: a warm yellow
+    free = HintSpread(reach=0.45, lightness=10.0, floor=0.02, fade=1.0)
+    held = HintSpread(reach=0.45, lightness=10.0, floor=0.02, fade=1.0, restraint=20.0)
+    green, nudge = Hint(0.1, 0.5, (40, 160, 40)), Hint(0.1, 0.5, (150, 135, 95))
+    r, c = green.pixel(64, 128)
+    for hint in (green, nudge):
+        a, b = (spread_hints(L, ab, [hint], s) - ab for s in (free, held))
+        assert np.abs(b[r, c]).max() > 0.9 * np.abs(a[r, c]).max()  # at its point: its colour either way
+        ratio = np.abs(b[r, c + 32]).max() / np.abs(a[r, c + 32]).max()  # half the shorter side away
+        if hint is green:
+            assert ratio < 0.5  # a correction of ~60 ab units: held near its point
+        else:
+            assert ratio > 0.9  # a nudge of a few units: as far as before
+    share_free, share_held = (hint_share(L, ab, [green], s)[r, c + 32] for s in (free, held))
+    assert share_held < 0.5 * share_free  # the unsure stripes come back where the held hint no longer reaches

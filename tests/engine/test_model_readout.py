@@ -26,7 +26,7 @@ CPU = torch.device("cpu")
 # What ModelConfig held before the read-out left it (its defaults then), in its stored names.
 OLD_DEFAULTS = {"temperature": 0.38, "chroma_gain": 1.0, "doubt_pull": 0.0, "hint_spread": 0.0,
                 "hint_spread_lightness": 10.0, "hint_spread_floor": 0.05, "hint_gain": 1.0, "hint_spread_colour": 0.0,
-                "hint_spread_fade": 0.0}  # fade came later; 0 is the spread as it was
+                "hint_spread_fade": 0.0, "hint_spread_restraint": 0.0}  # fade and restraint came later; 0 is the spread as it was
 
 
 def sharp_model(readout: Readout):
@@ -107,13 +107,14 @@ def test_an_old_layout_weights_file_loads_with_its_read_out(tmp_path):
 @pytest.mark.skipif(not DEFAULT_WEIGHTS.exists(), reason="trained weights not committed")
 def test_the_shipped_weights_load_with_the_read_out_they_store():
     stored = read_weights(DEFAULT_WEIGHTS)["config"]
-    assert load_model().readout.to_dict() == {k: stored[k] for k in OLD_DEFAULTS}
+    assert load_model().readout.to_dict() == {k: stored.get(k, OLD_DEFAULTS[k]) for k in OLD_DEFAULTS}
 
 
 def test_a_spread_search_row_gives_its_hint_spread_gain_included():
     row = {"reach": 0.45, "lightness": 5.0, "floor": 0.2, "gain": 1.3, "colour": 20.0, "psnr": 30.0}
     assert spread_of(row) == HintSpread(0.45, 5.0, 0.2, 1.3, 20.0)  # a row from before "fade": the form before
     assert spread_of({**row, "fade": 1.0}) == HintSpread(0.45, 5.0, 0.2, 1.3, 20.0, 1.0)
+    assert spread_of({**row, "fade": 1.0, "restraint": 40.0}) == HintSpread(0.45, 5.0, 0.2, 1.3, 20.0, 1.0, 40.0)
 
 
 @pytest.mark.parametrize("pull", [0.0, 8.0])

@@ -96,6 +96,17 @@ def test_the_cpu_line_says_when_onednn_is_held_to_a_narrower_isa(monkeypatch):
     assert "held to" not in cpu_info().line()
 
 
+def test_the_cpu_line_says_whether_native_bf16_is_faster_here_and_so_which_precision_auto_takes():
+    from engine.bench.hardware import CpuInfo
+
+    zen4 = CpuInfo("AMD EPYC (family 25, model 17)", "AVX512", False, True, True, bf16_speedup=2.1)
+    hidden_amx = CpuInfo("Intel(R) Xeon(R) Processor (family 6, model 207)", "AVX512", False, True, True,
+                         bf16_speedup=0.55)
+    assert "bf16 native, 2.10x fp32's speed on a probe: auto takes bf16" in zen4.line()
+    assert "bf16 native, 0.55x fp32's speed on a probe: auto takes fp32" in hidden_amx.line()
+    assert "bf16 emulated (not offered)" in CpuInfo("AMD EPYC (family 25, model 1)", "AVX2", False, False, False).line()
+
+
 def test_the_cpu_name_carries_family_and_model_since_a_hypervisor_may_say_only_amd_epyc():
     """Zen 3 (AVX2 only) and Zen 4 (AVX-512 BF16) both read "AMD EPYC" under KVM: bench files must tell them apart."""
     from engine.bench.hardware import cpu_name

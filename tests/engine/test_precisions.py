@@ -75,8 +75,29 @@ def test_compare_mode_reports_a_difference_within_the_bound_of_each_offered_prec
     assert summary.max_abs_diff is not None and summary.max_abs_diff <= AGREEMENT[precision].max_abs
 
 
+@pytest.mark.parametrize("native, speedup, picked", [(True, 2.0, "bf16"), (True, 0.7, "fp32"), (True, 1.1, "fp32"),
+                                                     (False, None, "fp32")])
+def test_auto_takes_bf16_on_a_cpu_only_where_it_is_native_and_measured_faster(monkeypatch, native, speedup, picked):
+    """A Xeon whose hypervisor hides AMX has AVX-512 BF16 and runs it slower than fp32: native is not enough."""
+    import engine.devices as devices
+
+    monkeypatch.setattr(devices, "cpu_has_fast_bf16", lambda: native)
+    monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: speedup)
+    assert best_precision(CPU) == picked
+    assert (precision_support(CPU)["bf16"] is None) is native  # still offered where native, for whoever asks
+
+
+def test_the_bf16_probe_measures_where_bf16_is_native_and_says_nothing_elsewhere():
+    from engine.devices import cpu_bf16_speedup, cpu_has_fast_bf16
+
+    speedup = cpu_bf16_speedup()
+    assert (speedup is None) is (not cpu_has_fast_bf16())
+    assert speedup is None or 0.05 < speedup < 20  # a ratio of two timings of the same work, not a constant
+    assert cpu_bf16_speedup() == speedup  # measured once per process
+
+
 def test_auto_precision_agrees_within_the_bound_of_the_precision_it_picked(shipped, baseline_out):
-    """On AMX or AVX-512 BF16 auto is bf16, on AVX2 fp32: the bound follows the pick, not the machine."""
+    """Auto is bf16 where it is native and faster, else fp32: the bound follows the pick, not the machine."""
     colorizer = Colorizer.create(ColorizeSettings(device="cpu"), model=shipped)
     picked = colorizer.runtime.precision
     assert picked == best_precision(CPU)

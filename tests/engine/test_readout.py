@@ -139,7 +139,8 @@ def test_hints_only_keeps_the_automatic_read_out_and_chooses_the_spread_with_its
     assert r["chosen_on"] == "photos from other sources" and r["gain_db"] == 0.01  # the automatic choice kept
     assert card["readout_search"] == [{"k": 1}] and "readout_before" not in card
     spread = r["hint_spread"]
-    assert {(x["reach"], x["lightness"], x["floor"], x["colour"], x["fade"]) for x in spread["search"]} == set(SPREADS)
+    assert {(x["reach"], x["lightness"], x["floor"], x["colour"], x["fade"], x["restraint"])
+            for x in spread["search"]} == set(SPREADS)
     assert spread["psnr"] == max(x["psnr"] for x in spread["search"])
     c = load_model(tmp_path / "again.pt").readout
     assert (c.temperature, c.doubt_pull, c.chroma_gain) == (0.7, 32.0, 1.2)

@@ -130,6 +130,28 @@ def test_a_click_on_the_preview_offers_the_models_colours_and_picking_one_adds_a
     assert len(editor._rings) == 2  # a ring on each side
 
 
+def test_other_colours_dialog_opens_beside_the_clicked_spot_and_its_colour_becomes_the_hint(qtbot, make_window,
+                                                                                           hinted_backend, photo):
+    from PySide6.QtGui import QColor
+    from PySide6.QtWidgets import QApplication, QColorDialog
+
+    window = _window(qtbot, make_window, hinted_backend, photo)
+    editor, view = window.hint_editor, window.preview.after_view
+    centre = view.viewport().rect().center()
+    with qtbot.waitSignal(editor.suggestions_shown, timeout=TIMEOUT_MS):
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=centre)
+    editor.menu.actions()[-1].trigger()  # Other…
+    (dialog,) = [w for w in QApplication.topLevelWidgets() if isinstance(w, QColorDialog) and w.isVisible()]
+    clicked = view.viewport().mapToGlobal(centre)
+    spot = QRect(clicked - QPoint(MENU_GAP - 1, MENU_GAP - 1), QSize(2 * MENU_GAP - 1, 2 * MENU_GAP - 1))
+    assert not dialog.frameGeometry().intersects(spot)  # the spot stays in sight while the colour is chosen
+    with qtbot.waitSignal(editor.preview_updated, timeout=TIMEOUT_MS):
+        dialog.setCurrentColor(QColor(10, 120, 200))
+        dialog.accept()
+    (hint,) = window.hint_store.get(photo)
+    assert hint.rgb == (10, 120, 200)
+
+
 def test_the_model_is_loaded_when_the_mouse_comes_onto_the_photo_and_a_click_shows_a_busy_cursor_until_answered(
         qtbot, make_window, hinted_backend, photo, monkeypatch):
     import threading
@@ -495,10 +517,10 @@ def test_with_auto_a_hint_reaches_the_preview(qtbot, make_window, hinted_backend
 def test_the_run_again_offer_follows_the_selection_away_from_the_photo_whose_hints_changed(
         qtbot, make_window, hinted_backend, photo, tmp_path):
     window = _two_done_then_a_hint_on_the_first(qtbot, make_window, hinted_backend, photo, tmp_path)
-    assert "colorizes the 1 selected photo" in window.status_label.text()
+    assert "redoes the 1 selected photo" in window.status_label.text()
     _select_row(window, 1)
     text = window.status_label.text()
-    assert "or no photo, and Run Again" in text and "the selected photo is not it; select it" in text
+    assert "another than the selected photo. To redo it, select it or no photo, then Run Again" in text
 
 
 def test_the_colour_menu_offers_the_colours_of_the_hints_placed_last_after_the_likeliest(qtbot, tmp_path):

@@ -110,17 +110,17 @@ def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_w
     _run(qtbot, window)
     window.preview.bar.strength.setValue(140)
     assert "Settings changed since 2 photos were colorized" in window.status_label.text()
-    assert "colorizes them with" in window.status_label.text()  # none selected: Run Again takes every photo
+    assert "Run Again (Ctrl+R) redoes them with" in window.status_label.text()  # none selected: every photo
     window.table.selectionModel().select(window.queue.index(1, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
                                          | QItemSelectionModel.SelectionFlag.Rows)
     window.preview.bar.strength.setValue(120)
-    assert "colorizes the 1 selected photo" in window.status_label.text()  # ...a selection, only it
+    assert "redoes the 1 selected photo" in window.status_label.text()  # ...a selection, only it
     _run(qtbot, window, "run_again")  # the selected photo made at 120; the other still at 100
     window.preview.bar.strength.setValue(130)
     window.preview.bar.strength.setValue(120)
     text = window.status_label.text()
-    assert "since 1 photo was colorized" in text and "or no photo, and Run Again" in text
-    assert "the selected photo is not it;" in text
+    assert "since 1 photo was colorized, another than the selected photo." in text
+    assert "To redo it, select it or no photo, then Run Again" in text
 
 
 def test_a_run_again_cancelled_then_started_still_replaces_the_photos_own_outputs(qtbot, make_window, slow_backend,
@@ -147,6 +147,6 @@ def test_the_offer_with_only_unchanged_photos_selected_does_not_call_them_up_to_
     from gui.model.run_keys import changed_text
 
     text = changed_text(3, "Ctrl+R", "Settings", selected=1, selected_stale=0)
-    assert text == ("Settings changed since 3 photos were colorized: the selected photo is not among them; select "
-                    "them, or no photo, and Run Again (Ctrl+R) colorizes them with the new settings")
+    assert text == ("Settings changed since 3 photos were colorized, none of them the selected photo. To redo them, "
+                    "select them or no photo, then Run Again (Ctrl+R).")
     assert "up to date" not in changed_text(3, "Ctrl+R", "Hints", selected=2, selected_stale=0)
