@@ -48,7 +48,8 @@ class HintSpread:
 
 def _corrections(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint]) -> np.ndarray:
     """Each hint's correction (n x 2): its colour at its pixel's lightness (as the network was given it) less ``ab``
-    there."""
+    there.
+    """
     h, w = L.shape
     pixels = [hint.pixel(h, w) for hint in hints]
     L_at = np.array([L[r, c] for r, c in pixels], np.float32)
@@ -59,7 +60,8 @@ def _corrections(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint]) -> np.nda
 def _weights(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintSpread,
              reference: np.ndarray | None, delta: np.ndarray) -> tuple[list[np.ndarray], tuple[int, int]]:
     """Each hint's weight on the spread's grid (``spread_hints``' formula, without the floor), and the grid's size;
-    ``delta``: the hints' corrections (``_corrections``), which the restraint reads."""
+    ``delta``: the hints' corrections (``_corrections``), which the restraint reads.
+    """
     h, w = L.shape
     scale = min(1.0, SPREAD_GRID / max(h, w))
     gh, gw = max(1, round(h * scale)), max(1, round(w * scale))

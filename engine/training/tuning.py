@@ -144,7 +144,8 @@ _REACHES, _LIGHTNESS, _COLOUR = (0.1, 0.15, 0.2, 0.3, 0.45, 0.6), (5.0, 10.0, 20
 _FADING = [(r, lt, f, e, 1.0) for r in _REACHES for lt in _LIGHTNESS for f in (0.02, 0.2) for e in _COLOUR]
 # (reach, lightness, floor, colour, fade, restraint): no spread, the floor form, fading, fading with a restraint
 SPREADS = ([(0.0, 10.0, 0.05, 0.0, 0.0, 0.0)]
-           + [(r, lt, f, e, 0.0, 0.0) for r in _REACHES for lt in _LIGHTNESS for f in (0.02, 0.05, 0.2) for e in _COLOUR]
+           + [(r, lt, f, e, 0.0, 0.0)
+              for r in _REACHES for lt in _LIGHTNESS for f in (0.02, 0.05, 0.2) for e in _COLOUR]
            + [(*s, 0.0) for s in _FADING] + [(*s, k) for k in (20.0, 40.0, 80.0) for s in _FADING])
 # the best 10-hint PSNR; or near it, the least one-hint harm (``hint_locality``), or the least harm plus off-colour leak
 SPREAD_RULES = ("psnr", "local", "contained")

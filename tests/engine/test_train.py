@@ -156,7 +156,8 @@ def test_gamma_jitter_is_off_unless_asked_and_leaves_the_batches_as_they_were():
 @pytest.mark.parametrize("native, speedup", [(True, 2.0), (True, 0.7), (False, None)])
 def test_bf16_autocast_is_used_only_where_the_cpu_runs_bf16_natively_and_faster(monkeypatch, native, speedup):
     """The same on every CPU kind: the choice follows ``cpu_has_fast_bf16`` and the probe, and the card gets the
-    reason (a Xeon whose AMX is hidden runs native bf16 slower than fp32)."""
+    reason (a Xeon whose AMX is hidden runs native bf16 slower than fp32).
+    """
     import engine.training.train as train_mod
 
     monkeypatch.setattr(train_mod, "cpu_has_fast_bf16", lambda: native)

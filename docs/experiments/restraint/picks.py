@@ -1,5 +1,6 @@
 """What the contained rule picks from each chosen card's search, with and without the restraint rows, and the least
-leak within wider slacks (the trade, as contained-spread/tradeoff.txt gave it)."""
+leak within wider slacks (the trade, as contained-spread/tradeoff.txt gave it).
+"""
 
 import json
 import sys
