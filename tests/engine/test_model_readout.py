@@ -26,7 +26,7 @@ CPU = torch.device("cpu")
 # What ModelConfig held before the read-out left it (its defaults then), in its stored names.
 OLD_DEFAULTS = {"temperature": 0.38, "chroma_gain": 1.0, "doubt_pull": 0.0, "hint_spread": 0.0,
                 "hint_spread_lightness": 10.0, "hint_spread_floor": 0.05, "hint_gain": 1.0, "hint_spread_colour": 0.0,
-                "hint_spread_fade": 0.0, "hint_spread_restraint": 0.0}  # the last two came later; 0: the spread as it was
+                "hint_spread_fade": 0.0, "hint_spread_restraint": 0.0}  # the last two came later; 0: as it was
 
 
 def sharp_model(readout: Readout):
