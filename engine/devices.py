@@ -51,7 +51,8 @@ def cpu_bf16_speedup() -> float | None:
     x = torch.randn(1, 64, 64, 64).contiguous(memory_format=torch.channels_last)
     stack = torch.nn.Sequential(torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.Conv2d(64, 64, 3, padding=1, groups=64),
                                 torch.nn.Conv2d(64, 128, 1), torch.nn.Conv2d(128, 64, 3, padding=1)).eval()
-    runs = {dtype: (copy.deepcopy(stack).to(dtype=dtype, memory_format=torch.channels_last), x.to(dtype))
+    runs = {dtype: (copy.deepcopy(stack).to(dtype=dtype, memory_format=torch.channels_last),  # type: ignore[call-overload]
+                    x.to(dtype))
             for dtype in (torch.float32, torch.bfloat16)}
     best = {dtype: float("inf") for dtype in runs}
     with torch.inference_mode():

@@ -35,12 +35,12 @@ class CpuInfo:
         isa = self.capability + (f" + {' + '.join(extras)}" if extras else "")
         cap = f"; oneDNN held to {self.onednn_cap} (ONEDNN_MAX_CPU_ISA)" if self.onednn_cap else ""
         convs = f"; convolutions: {self.convolutions}" if self.convolutions else ""
-        bf16 = "emulated (not offered)"
+        how = "emulated (not offered)"
         if self.bf16_native:
             probe = (f", {self.bf16_speedup:.2f}x fp32's speed on a probe: auto takes "
                      f"{'bf16' if self.bf16_speedup >= BF16_PAYS else 'fp32'}" if self.bf16_speedup is not None else "")
-            bf16 = f"native{probe}"
-        return f"cpu: {self.model}; {isa}{cap}; bf16 {bf16}{convs}"
+            how = f"native{probe}"
+        return f"cpu: {self.model}; {isa}{cap}; bf16 {how}{convs}"
 
 
 def _first_processor(cpuinfo: str) -> dict[str, str]:
