@@ -165,3 +165,17 @@ def parse_event(line: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return event if isinstance(event, dict) and isinstance(event.get("event"), str) else None
+
+
+LOSS_SMOOTHING = 0.9  # the weight of the past in the loss plot's smoothed line: each step's loss is one crop batch's
+
+
+def smoothed(values: Iterable[float], weight: float = LOSS_SMOOTHING) -> list[float]:
+    """The exponential moving average of ``values``, bias-corrected so its start is not pulled toward 0: a batch's
+    loss swings with its crops, and the trend under the swing is what says whether the tune still learns.
+    """
+    out, mean = [], 0.0
+    for n, value in enumerate(values, 1):
+        mean = weight * mean + (1.0 - weight) * value
+        out.append(mean / (1.0 - weight ** n))
+    return out

@@ -11,7 +11,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QPixmap
+from PySide6.QtGui import QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gui.model.teach import smoothed
 from gui.views.charts import release_plots
 
 MESSAGE_COLOURS = {"error": "#c62828", "warning": "#a15c00", "info": "#2e7d32", "": "palette(text)"}
@@ -73,7 +74,8 @@ class FolderList(QListWidget):
 
 
 class LossPlot(QWidget):
-    """The training loss (cross-entropy on the colour bins) per step, drawn as it arrives."""
+    """The training loss (cross-entropy on the colour bins) per step, drawn as it arrives: faint, and its smoothed
+    trend (``smoothed``) over it."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -85,6 +87,7 @@ class LossPlot(QWidget):
         self.plot.setLabel("left", "loss")
         self.plot.setLabel("bottom", "step")
         self.plot.setMinimumHeight(150)
+        self.raw = self.plot.plot(pen=pg.mkPen(QColor(30, 136, 229, 70), width=1))
         self.curve = self.plot.plot(pen=pg.mkPen("#1e88e5", width=2))
         self.steps: list[float] = []
         self.losses: list[float] = []
@@ -95,10 +98,12 @@ class LossPlot(QWidget):
     def add(self, step: float, loss: float) -> None:
         self.steps.append(step)
         self.losses.append(loss)
-        self.curve.setData(self.steps, self.losses)
+        self.raw.setData(self.steps, self.losses)
+        self.curve.setData(self.steps, smoothed(self.losses))
 
     def clear(self) -> None:
         self.steps, self.losses = [], []
+        self.raw.setData([], [])
         self.curve.setData([], [])
 
     def release(self) -> None:

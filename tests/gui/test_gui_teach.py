@@ -204,6 +204,25 @@ def test_the_dialog_and_the_engine_agree_on_the_thresholds():
         assert teach.held_out_count(n) == len(tune.held_out([f"p{i}" for i in range(n)]))
 
 
+def test_the_loss_plot_draws_each_steps_loss_faintly_and_a_smoothed_trend_over_it(qtbot):
+    from gui.views.teach_dialog import LossPlot
+
+    rng = np.random.default_rng(0)
+    losses = [3.0 - 0.01 * i + rng.normal(0, 0.3) for i in range(200)]  # a falling loss under batch noise
+    trend = teach.smoothed(losses)
+    assert trend[0] == pytest.approx(losses[0])  # bias-corrected: the first point is the first loss, not a tenth of it
+    assert np.std(np.diff(trend)) < 0.3 * np.std(np.diff(losses))  # the swing from batch to batch is damped...
+    assert trend[-1] < trend[20] - 1.0  # ...and the fall is kept
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    for step, loss in enumerate(losses):
+        plot.add(step, loss)
+    assert list(plot.raw.getData()[1]) == pytest.approx(losses)
+    assert list(plot.curve.getData()[1]) == pytest.approx(trend)
+    plot.clear()
+    assert plot.raw.getData()[1] is None or len(plot.raw.getData()[1]) == 0
+
+
 def test_the_verdict_says_better_worse_or_within_chance():
     better = {"photos": 22, "gain_db": 0.62, "interval": [0.31, 0.95], "verdict": "better"}
     assert teach.verdict_text(better) == ("+0.62 dB better than the shipped model on 22 photos held out "
