@@ -75,7 +75,8 @@ class FolderList(QListWidget):
 
 class LossPlot(QWidget):
     """The training loss (cross-entropy on the colour bins) per step, drawn as it arrives: faint, and its smoothed
-    trend (``smoothed``) over it."""
+    trend (``smoothed``) over it.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
