@@ -43,21 +43,26 @@ def out_of_date(done_with: RunKey | None, now: RunKey) -> bool:
     return done_with is None or done_with.made_from() != now.made_from()
 
 
-def changed_text(stale: int, shortcut: str, what: str = "Settings", selected: int = 0, selected_stale: int = 0) -> str:
-    """The status-bar offer once settings (or a photo's hints: ``what``) changed since ``stale`` done photos
-    were colorized; ``selected`` rows (``selected_stale`` of them among the stale) are what Run Again would take
-    instead of all.
+def changed_text(stale: int, shortcut: str, what: str = "Settings", selected: int = 0, selected_stale: int = 0,
+                 total: int = 0) -> str:
+    """The status-bar offer once settings (or a photo's hints: ``what``) changed since ``stale`` done photos were
+    colorized. Run Again takes the ``selected`` rows (``selected_stale`` of them among the stale), or with none
+    selected all ``total`` rows: the sentence says which, so a Run Again meant for one photo never redoes the queue.
     """
-    them = "them" if stale != 1 else "it"
-    head = f"{what} changed since {counted(stale, 'photo')} {'were' if stale != 1 else 'was'} colorized"
+    them, was = ("them", "were") if stale != 1 else ("it", "was")
+    total = max(total, stale)
+    of = f" of {total}" if stale < total else ""
+    head = f"{counted(stale, 'photo')}{of} {was} colorized with other {what.lower()}"
+    run = f"Run Again ({shortcut})"
     if selected and not selected_stale:
-        chosen = "selected photo" if selected == 1 else "selected photos"
-        return (head + f", {'another than' if stale == 1 else 'none of them'} the {chosen}. "
-                f"To redo {them}, select {them} or no photo, then Run Again ({shortcut}).")
+        chosen = "photo" if selected == 1 else "photos"
+        return head + f", not the selected {chosen}. To redo {them}, select {them}, then {run}."
     if selected:
-        return head + (f". Run Again ({shortcut}) redoes the {counted(selected, 'selected photo')} with the new "
-                       f"{what.lower()}; with none selected, every photo.")
-    return head + f". Run Again ({shortcut}) redoes {them} with the new {what.lower()}."
+        every = f"; with none selected, all {total}" if total > selected else ""
+        return head + f". {run} redoes the {counted(selected, 'selected photo')}{every}."
+    if stale < total:
+        return head + f". To redo {them} alone, select {them}, then {run}; with none selected it redoes all {total}."
+    return head + f". {run} redoes {them} with the new {what.lower()}."
 
 
 def nothing_to_run_text(shortcut: str) -> str:

@@ -302,7 +302,7 @@ class RunAgainOffer:
         if stale:
             selected = set(b.selected_keys())
             b.say(changed_text(len(stale), b.shortcut("run_again"), what, len(selected),
-                               len(selected.intersection(stale))))
+                               len(selected.intersection(stale)), b.queue.rowCount()))
         elif self.offering:  # changed back (a hint added, then removed): the offer no longer holds
             b.say("The colorized photos are up to date with these settings")
         self.offering, self.what = bool(stale), what

@@ -87,9 +87,15 @@ class LossPlot(QWidget):
         self.plot.showGrid(x=False, y=True, alpha=0.25)
         self.plot.setLabel("left", "loss")
         self.plot.setLabel("bottom", "step")
+        for side in ("left", "bottom"):  # an empty plot's 0..1 range must not read "loss (x0.001)"
+            self.plot.getAxis(side).enableAutoSIPrefix(False)
         self.plot.setMinimumHeight(150)
-        self.raw = self.plot.plot(pen=pg.mkPen(QColor(30, 136, 229, 70), width=1))
-        self.curve = self.plot.plot(pen=pg.mkPen("#1e88e5", width=2))
+        self.plot.addLegend(offset=(-10, 10))  # top right: the loss falls away from it
+        self.raw = self.plot.plot(pen=pg.mkPen(QColor(100, 170, 240, 120), width=1), name="each step")
+        self.curve = self.plot.plot(pen=pg.mkPen("#1e88e5", width=2.5), name="trend")
+        self.waiting = pg.TextItem("Waiting for the first training step…", anchor=(0.5, 0.5))
+        self.plot.addItem(self.waiting)
+        self.waiting.setPos(0.5, 0.5)
         self.steps: list[float] = []
         self.losses: list[float] = []
         layout = QVBoxLayout(self)
@@ -99,6 +105,7 @@ class LossPlot(QWidget):
     def add(self, step: float, loss: float) -> None:
         self.steps.append(step)
         self.losses.append(loss)
+        self.waiting.setVisible(False)
         self.raw.setData(self.steps, self.losses)
         self.curve.setData(self.steps, smoothed(self.losses))
 
@@ -106,6 +113,7 @@ class LossPlot(QWidget):
         self.steps, self.losses = [], []
         self.raw.setData([], [])
         self.curve.setData([], [])
+        self.waiting.setVisible(True)
 
     def release(self) -> None:
         release_plots(self.plot)

@@ -26,7 +26,7 @@ def test_ticking_compare_offers_nothing_and_run_again_compares_every_photo_in_pl
     window.set_status("")
     window.engine_panel.compare.setChecked(True)  # the photos would come out the same: nothing to offer
     window.engine_panel.batch_size.setValue(window.engine_panel.batch_size.value() + 1)
-    assert "Settings changed" not in window.status_label.text()
+    assert "colorized with other settings" not in window.status_label.text()
     assert not window.actions_by_name["start"].isEnabled()  # every photo is done: Start has nothing to run
     assert not window.batch.start_batch()
     assert "Run Again" in window.status_label.text()  # ...and says what does the rest, not a dead end
@@ -85,9 +85,9 @@ def test_no_offer_while_the_settings_are_those_of_the_last_run(qtbot, make_windo
     _run(qtbot, window)
     size = window.engine_panel.work_size.value()
     window.engine_panel.work_size.setValue(size + 64)
-    assert "Settings changed" in window.status_label.text()
+    assert "colorized with other settings" in window.status_label.text()
     window.engine_panel.work_size.setValue(size)  # back to the settings the photos were made with
-    assert "Settings changed" not in window.status_label.text()
+    assert "colorized with other settings" not in window.status_label.text()
     assert "up to date" in window.status_label.text()  # the offer is taken back, not left standing
 
 
@@ -99,9 +99,9 @@ def test_unticking_compare_after_a_compared_batch_offers_nothing(qtbot, make_win
     _run(qtbot, window)
     window.set_status("")
     window.engine_panel.compare.setChecked(False)
-    assert "Settings changed" not in window.status_label.text()
+    assert "colorized with other settings" not in window.status_label.text()
     window.engine_panel.work_size.setValue(window.engine_panel.work_size.value() + 64)
-    assert "Settings changed since 2 photos were colorized" in window.status_label.text()
+    assert "2 photos were colorized with other settings" in window.status_label.text()
 
 
 def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_window, backend, grey_photos):
@@ -109,7 +109,7 @@ def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_w
     window.queue_presenter.add_paths(grey_photos(2))
     _run(qtbot, window)
     window.preview.bar.strength.setValue(140)
-    assert "Settings changed since 2 photos were colorized" in window.status_label.text()
+    assert "2 photos were colorized with other settings" in window.status_label.text()
     assert "Run Again (Ctrl+R) redoes them with" in window.status_label.text()  # none selected: every photo
     window.table.selectionModel().select(window.queue.index(1, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
                                          | QItemSelectionModel.SelectionFlag.Rows)
@@ -119,8 +119,11 @@ def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_w
     window.preview.bar.strength.setValue(130)
     window.preview.bar.strength.setValue(120)
     text = window.status_label.text()
-    assert "since 1 photo was colorized, another than the selected photo." in text
-    assert "To redo it, select it or no photo, then Run Again" in text
+    assert text == ("1 photo of 2 was colorized with other settings, not the selected photo. To redo it, select it, "
+                    "then Run Again (Ctrl+R).")
+    window.table.clearSelection()  # none selected: Run Again takes both, not the one changed, and says so
+    assert window.status_label.text().endswith("To redo it alone, select it, then Run Again (Ctrl+R); with none "
+                                               "selected it redoes all 2.")
 
 
 def test_a_run_again_cancelled_then_started_still_replaces_the_photos_own_outputs(qtbot, make_window, slow_backend,
@@ -147,6 +150,6 @@ def test_the_offer_with_only_unchanged_photos_selected_does_not_call_them_up_to_
     from gui.model.run_keys import changed_text
 
     text = changed_text(3, "Ctrl+R", "Settings", selected=1, selected_stale=0)
-    assert text == ("Settings changed since 3 photos were colorized, none of them the selected photo. To redo them, "
-                    "select them or no photo, then Run Again (Ctrl+R).")
+    assert text == ("3 photos were colorized with other settings, not the selected photo. To redo them, select "
+                    "them, then Run Again (Ctrl+R).")
     assert "up to date" not in changed_text(3, "Ctrl+R", "Hints", selected=2, selected_stale=0)

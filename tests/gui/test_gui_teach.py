@@ -215,10 +215,12 @@ def test_the_loss_plot_draws_each_steps_loss_faintly_and_a_smoothed_trend_over_i
     assert trend[-1] < trend[20] - 1.0  # ...and the fall is kept
     plot = LossPlot()
     qtbot.addWidget(plot)
+    assert plot.waiting.isVisible()  # an empty plot says why it is empty
     for step, loss in enumerate(losses):
         plot.add(step, loss)
     assert list(plot.raw.getData()[1]) == pytest.approx(losses)
     assert list(plot.curve.getData()[1]) == pytest.approx(trend)
+    assert not plot.waiting.isVisible()
     plot.clear()
     assert plot.raw.getData()[1] is None or len(plot.raw.getData()[1]) == 0
 
