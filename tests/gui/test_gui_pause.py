@@ -45,8 +45,19 @@ def test_the_eta_leaves_out_the_time_paused_and_stands_still_while_paused(clock)
     p.resume()
     assert p.eta_s() == pytest.approx(15.0) and "ETA 0:15" in progress_format(p)
     clock.now += 1.0
-    p.photo_done()  # 3 photos in 6 s of work (the 600 s paused not counted): 2 s a photo, 7 left
-    assert p.eta_s() == pytest.approx(14.0)
+    p.photo_done()  # the third 2 s of work after the first two (the 600 s paused not counted): 1 s a photo, 7 left
+    assert p.eta_s() == pytest.approx(7.0)
+
+
+def test_the_eta_goes_by_the_speed_after_the_first_photo_not_the_model_loading_before_it(clock):
+    p = Progress(42)
+    clock.now += 6.0  # loading the model, choosing it, the first call's warm-up
+    p.photo_done()
+    assert p.eta_s() == pytest.approx(6.0 * 41)  # nothing better to go by yet
+    for _ in range(9):  # then a photo every 0.2 s
+        clock.now += 0.2
+        p.photo_done()
+    assert p.eta_s() == pytest.approx(0.2 * 32)  # not 7.8 s / 10 photos x 32 = 25 s
 
 
 def test_photos_finished_while_pausing_show_done_and_photos_per_s_leaves_out_the_pause(qtbot, make_window,
