@@ -16,7 +16,6 @@ from engine.options import BatchSummary, PhotoResult, Status
 from gui.model.request import BatchRequest
 from gui.presenters.backend import Worker
 
-
 STEADY_S = 1.0  # seconds of photos coming through before their speed alone gives the ETA
 
 
