@@ -51,10 +51,13 @@ class PreviewPresenter(QObject):
         return self.queue.row(rows[-1]).key if rows else None
 
     def _on_selection(self) -> None:
+        """The selected photo; with none selected, the one on show stays (a trial's cleared selection jumped the
+        preview to the queue's last photo), and where none is, the latest one finished.
+        """
         key = self.selected_key()
         if key is not None:
             self.show_key(key)
-        elif self.latest_key is not None:
+        elif self.latest_key is not None and (self.shown_key is None or self.queue.row_of(self.shown_key) is None):
             self.show_key(self.latest_key)
 
     def photo_done(self, key: int, r: PhotoResult) -> None:

@@ -126,6 +126,18 @@ def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_w
                                                "selected it redoes all 2.")
 
 
+def test_clearing_the_selection_keeps_the_photo_on_show(qtbot, make_window, backend, grey_photos):
+    window = make_window(backend)
+    window.queue_presenter.add_paths(grey_photos(3))
+    _run(qtbot, window)
+    first = window.queue.row(0).key
+    window.table.selectionModel().select(window.queue.index(0, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                         | QItemSelectionModel.SelectionFlag.Rows)
+    qtbot.waitUntil(lambda: window.viewer.shown_key == first, timeout=TIMEOUT_MS)
+    window.table.clearSelection()
+    assert window.viewer.shown_key == first  # not the last photo finished, as a trial saw
+
+
 def test_a_run_again_cancelled_then_started_still_replaces_the_photos_own_outputs(qtbot, make_window, slow_backend,
                                                                                   grey_photos, tmp_path):
     window = make_window(slow_backend, batch_size=1)
