@@ -68,8 +68,9 @@ def _hint_lines(card: dict[str, Any]) -> list[str]:
         gain = f", chroma gain {m['hint_gain']} on a hinted photo" if m.get("hint_gain", 1.0) != 1.0 else ""
         colour = f", colour {m['hint_spread_colour']}" if m.get("hint_spread_colour") else ""
         colour += ", fading with its weight" if m.get("hint_spread_fade") else ""
-        colour += (f", a hint {m['hint_spread_restraint']} ab units or more from the network's colour reaching less far"
-                   if m.get("hint_spread_restraint") else "")
+        restraint = m.get("hint_spread_restraint")
+        colour += (f", restraint {restraint} (a hint reaches less far the farther its colour is from the network's "
+                   f"there: 1/√2 as far at {restraint} ab units)" if restraint else "")
         local = "one_hint_harm" in spread and spread.get("vivid", 1.0)  # no row kept the colour: the most colourful
         contained = bool(spread.get("off_colour")) and "one_hint_off_leak" in spread  # the "contained" rule
         how = ""

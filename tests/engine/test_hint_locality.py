@@ -167,3 +167,7 @@ def test_the_model_card_says_which_rule_chose_the_spread():
     card["readout"]["hint_spread"] = {**spread, "off_colour": 1.0}
     contained = _hint_lines(card)[-1]
     assert "of the true colour or a wrong one" in contained and "harm 0.30 and leak 5.10 ab units" in contained
+    assert "restraint" not in contained
+    card["model"]["hint_spread_restraint"] = 80.0
+    assert "restraint 80.0 (a hint reaches less far the farther its colour is from the network's there: 1/√2 as " \
+           "far at 80.0 ab units)" in _hint_lines(card)[-1]
