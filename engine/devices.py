@@ -5,7 +5,9 @@ from __future__ import annotations
 import copy
 import functools
 import logging
+import math
 import os
+import threading
 import time
 from dataclasses import dataclass
 
@@ -37,18 +39,14 @@ def cpu_has_fast_bf16() -> bool:
         return False
 
 
-@functools.lru_cache(maxsize=1)
-def cpu_bf16_speedup() -> float | None:
-    """How many times faster bf16 runs a small stack of the network's kinds of convolution than fp32 here (fp32's
-    time over bf16's, each the least of 5 turns taken in alternation); None where bf16 is not native.
+BF16_ENV = "COLORIZER_CPU_BF16"  # "1" or "0": take (or leave) bf16 on this CPU without the probe, e.g. on a cluster
 
-    Why measured: native bf16 is not always faster. AMX and the AVX-512 BF16 of a Zen 4 run the model about twice
-    as fast as fp32, but a Xeon whose AMX is hidden by its hypervisor runs oneDNN's AVX-512 BF16 kernels at about
-    0.7x the speed of its fp32 ones (docs/bench-peers-xeon-no-amx.txt). Once per process, about 0.1 s.
+
+def _probe_bf16() -> float:
+    """fp32's time over bf16's on a small stack of the network's kinds of convolution, each the least of 5 turns
+    taken in alternation after 2 warm-up turns (oneDNN builds its primitives on the first call).
     """
-    if not cpu_has_fast_bf16():
-        return None
-    x = torch.randn(1, 64, 64, 64).contiguous(memory_format=torch.channels_last)
+    x = torch.randn(1, 64, 80, 80).contiguous(memory_format=torch.channels_last)
     stack = torch.nn.Sequential(torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.Conv2d(64, 64, 3, padding=1, groups=64),
                                 torch.nn.Conv2d(64, 128, 1), torch.nn.Conv2d(128, 64, 3, padding=1)).eval()
     runs = {dtype: (copy.deepcopy(stack).to(dtype=dtype, memory_format=torch.channels_last),  # type: ignore[call-overload]
@@ -60,17 +58,69 @@ def cpu_bf16_speedup() -> float | None:
             for dtype, (net, inp) in runs.items():
                 start = time.perf_counter()
                 net(inp)
-                if turn >= 2:  # two warm-up turns: oneDNN builds its primitives on the first call
+                if turn >= 2:
                     best[dtype] = min(best[dtype], time.perf_counter() - start)
-    speedup = best[torch.float32] / best[torch.bfloat16]
+    return best[torch.float32] / best[torch.bfloat16]
+
+
+_probe_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def _cached_speedup() -> float | None:
+    if not cpu_has_fast_bf16() or not _onednn_may_use_bf16():
+        return None
+    if _cpu_flags() >= {"amx_tile", "amx_bf16"}:  # AMX ran the model at 2.6x and 2.8x fp32's speed (batch 1, 8)
+        log.info("bf16 on AMX: taken without the probe")
+        return math.inf
+    try:
+        with torch.random.fork_rng(devices=[]):  # the seeded draws of a training run stay as they were
+            speedup = _probe_bf16()
+    except RuntimeError as err:  # a kernel that will not build here: bf16 is not for this CPU
+        log.warning("the bf16 probe failed (%s): fp32", err)
+        return None
     log.info("bf16 runs %.2fx the speed of fp32 here (a convolution probe)", speedup)
     return speedup
 
 
+def cpu_bf16_speedup() -> float | None:
+    """How many times faster bf16 runs the network's kinds of convolution than fp32 here (``_probe_bf16``),
+    measured once per process (about 0.2 s); None where bf16 is not native (or oneDNN is held below it), inf on AMX.
+
+    Why measured: native is not always faster. AMX and the AVX-512 BF16 of a Zen 4 run the model about twice as fast
+    as fp32 or more, but a Xeon whose AMX is hidden by its hypervisor runs oneDNN's AVX-512 BF16 kernels at about
+    0.7x the speed of its fp32 ones (docs/bench-peers-xeon-no-amx.txt).
+    """
+    with _probe_lock:  # two first callers at once would each time the other's load
+        return _cached_speedup()
+
+
 def cpu_bf16_pays() -> bool:
-    """Whether "auto" takes bf16 on this CPU: native, and measured faster than fp32 by BF16_PAYS."""
+    """Whether "auto" takes bf16 on this CPU: native, and measured faster than fp32 by BF16_PAYS (or
+    ``COLORIZER_CPU_BF16`` says, so that every process of a run takes the same).
+    """
+    forced = os.environ.get(BF16_ENV, "").strip()
+    if forced in ("0", "1"):
+        return forced == "1" and cpu_has_fast_bf16()
     speedup = cpu_bf16_speedup()
     return speedup is not None and speedup >= BF16_PAYS
+
+
+def _onednn_may_use_bf16() -> bool:
+    """False where ONEDNN_MAX_CPU_ISA holds oneDNN below its bf16 kernels (the bench's imitations of AVX2 CPUs)."""
+    held = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA", "")).upper()
+    return not held or held == "ALL" or "BF16" in held or "AMX" in held
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return set()
 
 
 def precision_support(device: torch.device) -> dict[str, str | None]:

@@ -163,7 +163,7 @@ class MainWindow(QMainWindow):
         self.controller.running_changed.connect(self.history.refresh)
         for changed in (self.engine_panel.changed, self.export_panel.changed, self.preview.strength_changed):
             changed.connect(lambda *_: self.batch.offer.update())
-        self.hint_store.changed.connect(lambda _path: self.batch.offer.update("Hints"))
+        self.hint_store.changed.connect(lambda _path: self.batch.offer.update())
         self.table.selection_changed.connect(self.batch.offer.selection_changed)
         for changed in (self.engine_panel.changed, self.controller.running_changed):
             changed.connect(self.unsure.refresh)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import statistics
@@ -36,9 +37,11 @@ class CpuInfo:
         cap = f"; oneDNN held to {self.onednn_cap} (ONEDNN_MAX_CPU_ISA)" if self.onednn_cap else ""
         convs = f"; convolutions: {self.convolutions}" if self.convolutions else ""
         how = "emulated (not offered)"
+        speedup = self.bf16_speedup
         if self.bf16_native:
-            probe = (f", {self.bf16_speedup:.2f}x fp32's speed on a probe: auto takes "
-                     f"{'bf16' if self.bf16_speedup >= BF16_PAYS else 'fp32'}" if self.bf16_speedup is not None else "")
+            pick = "bf16" if speedup is not None and speedup >= BF16_PAYS else "fp32"
+            probe = ("" if speedup is None else ", AMX: auto takes bf16" if math.isinf(speedup) else
+                     f", {speedup:.2f}x fp32's speed on a probe: auto takes {pick}")
             how = f"native{probe}"
         return f"cpu: {self.model}; {isa}{cap}; bf16 {how}{convs}"
 

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from .. import color
-from ..devices import cpu_bf16_pays, cpu_bf16_speedup, cpu_has_fast_bf16
+from ..devices import BF16_PAYS, cpu_bf16_pays, cpu_bf16_speedup, cpu_has_fast_bf16
 from ..model import CVUNet, ModelConfig, init_encoder_from_imagenet, with_hint_channels, with_hint_decoder
 from ..progress import ProgressBar
 from ..weights import load_imagenet, load_model, save_weights, stored_config, weights_meta
@@ -133,8 +133,10 @@ def resolve_autocast(asked: str) -> tuple[bool, str]:
     if not cpu_has_fast_bf16():
         return False, "fp32: this CPU has no native bf16 (AVX-512 BF16 or AMX), where bf16 autocast would be slow"
     if not cpu_bf16_pays():
-        return False, (f"fp32: this CPU's native bf16 runs convolutions at {cpu_bf16_speedup():.2f}x the speed of "
-                       "fp32 (a probe), where bf16 autocast would be slower")
+        speedup = cpu_bf16_speedup()
+        measured = f"runs convolutions only {speedup:.2f}x as fast as fp32 (a probe)" if speedup else "is held off"
+        return False, (f"fp32: this CPU's native bf16 {measured}, under the {BF16_PAYS}x bf16 must gain "
+                       "for its coarser rounding")
     return True, "bf16 autocast on a CPU with native bf16"
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from engine.hints import Hint
-from engine.messages import counted
+from engine.messages import part_of
 from engine.options import ColorizeSettings, ExportOptions
 from gui.model.settings import AppSettings
 
@@ -43,26 +43,27 @@ def out_of_date(done_with: RunKey | None, now: RunKey) -> bool:
     return done_with is None or done_with.made_from() != now.made_from()
 
 
-def changed_text(stale: int, shortcut: str, what: str = "Settings", selected: int = 0, selected_stale: int = 0,
-                 total: int = 0) -> str:
-    """The status-bar offer once settings (or a photo's hints: ``what``) changed since ``stale`` done photos were
-    colorized. Run Again takes the ``selected`` rows (``selected_stale`` of them among the stale), or with none
-    selected all ``total`` rows: the sentence says which, so a Run Again meant for one photo never redoes the queue.
+def changed_text(stale: int, shortcut: str, selected: int = 0, selected_stale: int = 0, total: int = 0) -> str:
+    """The status-bar offer once settings or hints changed since ``stale`` done photos were colorized. Run Again
+    takes the ``selected`` rows (``selected_stale`` of them among the stale), or with none selected all ``total``
+    rows: the sentence says which, so a Run Again meant for one photo never redoes the queue. "Settings or hints":
+    a photo may be out of date by either, whichever changed last.
     """
     them, was = ("them", "were") if stale != 1 else ("it", "was")
     total = max(total, stale)
-    of = f" of {total}" if stale < total else ""
-    head = f"{counted(stale, 'photo')}{of} {was} colorized with other {what.lower()}"
+    part = part_of(stale, total, "photo")
+    head = f"{part[0].upper()}{part[1:]} {was} colorized with other settings or hints"
     run = f"Run Again ({shortcut})"
     if selected and not selected_stale:
-        chosen = "photo" if selected == 1 else "photos"
-        return head + f", not the selected {chosen}. To redo {them}, select {them}, then {run}."
+        chosen = "selected photo was" if selected == 1 else "selected photos were"
+        return head + f"; the {chosen} not. To redo {them}, select {them}, then {run}."
     if selected:
+        chosen = "the selected photo" if selected == 1 else f"the {selected} selected photos"
         every = f"; with none selected, all {total}" if total > selected else ""
-        return head + f". {run} redoes the {counted(selected, 'selected photo')}{every}."
+        return head + f". {run} redoes {chosen}{every}."
     if stale < total:
-        return head + f". To redo {them} alone, select {them}, then {run}; with none selected it redoes all {total}."
-    return head + f". {run} redoes {them} with the new {what.lower()}."
+        return head + f". To redo only {them}, select {them}, then {run}; with none selected, {run} redoes all {total}."
+    return head + f". {run} redoes {them}."
 
 
 def nothing_to_run_text(shortcut: str) -> str:

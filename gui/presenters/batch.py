@@ -289,11 +289,10 @@ class RunAgainOffer:
     def __init__(self, batch: BatchPresenter) -> None:
         self.batch = batch
         self.offering = False
-        self.what = "Settings"
 
-    def update(self, what: str = "Settings", stale: list[int] | None = None) -> None:
-        """Settings (or hints: ``what``) changed: where done photos were made with others (``stale``, worked out
-        here unless given), say Run Again redoes them.
+    def update(self, stale: list[int] | None = None) -> None:
+        """Settings or hints changed: where done photos were made with others (``stale``, worked out here unless
+        given), say what Run Again redoes.
         """
         b = self.batch
         if b.controller.running:
@@ -301,17 +300,17 @@ class RunAgainOffer:
         stale = stale_keys(b.queue, b.settings(), b.hint_store) if stale is None else stale
         if stale:
             selected = set(b.selected_keys())
-            b.say(changed_text(len(stale), b.shortcut("run_again"), what, len(selected),
-                               len(selected.intersection(stale)), b.queue.rowCount()))
+            b.say(changed_text(len(stale), b.shortcut("run_again"), len(selected), len(selected.intersection(stale)),
+                               b.queue.rowCount()))
         elif self.offering:  # changed back (a hint added, then removed): the offer no longer holds
             b.say("The colorized photos are up to date with these settings")
-        self.offering, self.what = bool(stale), what
+        self.offering = bool(stale)
 
     def selection_changed(self) -> None:
         """Run Again takes the selection: an offer on show is said again for it (and nothing once none holds)."""
         stale = stale_keys(self.batch.queue, self.batch.settings(), self.batch.hint_store) if self.offering else []
         if stale:
-            self.update(self.what, stale)
+            self.update(stale)
         else:
             self.offering = False
 

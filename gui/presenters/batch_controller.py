@@ -17,6 +17,7 @@ from gui.model.request import BatchRequest
 from gui.presenters.backend import Worker
 
 STEADY_S = 1.0  # seconds of photos coming through before their speed alone gives the ETA
+BURST_S = 0.1  # photos through within this of the one before them came out of one batch together
 
 
 class Progress:
@@ -32,7 +33,8 @@ class Progress:
         self._paused_at: float | None = None
         self._paused_s = 0.0
         self._at_last = 0.0  # elapsed_s() when the last photo was through
-        self._at_first: float | None = None  # ... and the first photo worked on (not skipped)
+        self._at_first: float | None = None  # ... and the first burst of photos worked on (not skipped)
+        self._first_burst = 0  # how many photos came through in that burst (a batch's photos come together)
 
     @property
     def paused(self) -> bool:
@@ -42,8 +44,12 @@ class Progress:
         self.processed += 1
         self.skipped += skipped
         self._at_last = self.elapsed_s()
-        if not skipped and self._at_first is None:
-            self._at_first = self._at_last
+        if skipped:
+            return
+        if self._at_first is None or (self._first_burst == self.processed - self.skipped - 1
+                                      and self._at_last - self._at_first <= BURST_S):
+            self._at_first = self._at_last  # the first photo, or one more of its burst
+            self._first_burst += 1
 
     def pause(self) -> None:
         if self._paused_at is None:
@@ -71,7 +77,8 @@ class Progress:
         if worked == 0:
             return None
         since = self._at_last - (self._at_first or 0.0)
-        per = since / (worked - 1) if worked > 1 and since >= STEADY_S else self._at_last / worked
+        after = worked - self._first_burst  # the photos through since the first burst, in ``since`` seconds
+        per = since / after if after > 0 and since >= STEADY_S else self._at_last / worked
         left = per * (self.total - self.processed)
         return max(0.0, left - (self.elapsed_s() - self._at_last))
 

@@ -104,6 +104,9 @@ def test_the_cpu_line_says_whether_native_bf16_is_faster_here_and_so_which_preci
                          bf16_speedup=0.55)
     assert "bf16 native, 2.10x fp32's speed on a probe: auto takes bf16" in zen4.line()
     assert "bf16 native, 0.55x fp32's speed on a probe: auto takes fp32" in hidden_amx.line()
+    amx = CpuInfo("Intel(R) Xeon(R) Platinum (family 6, model 143)", "AVX512", True, True, True,
+                  bf16_speedup=float("inf"))
+    assert "bf16 native, AMX: auto takes bf16" in amx.line()
     assert "bf16 emulated (not offered)" in CpuInfo("AMD EPYC (family 25, model 1)", "AVX2", False, False, False).line()
 
 

@@ -81,18 +81,32 @@ def test_auto_takes_bf16_on_a_cpu_only_where_it_is_native_and_measured_faster(mo
     """A Xeon whose hypervisor hides AMX has AVX-512 BF16 and runs it slower than fp32: native is not enough."""
     import engine.devices as devices
 
+    monkeypatch.delenv(devices.BF16_ENV, raising=False)
     monkeypatch.setattr(devices, "cpu_has_fast_bf16", lambda: native)
     monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: speedup)
     assert best_precision(CPU) == picked
     assert (precision_support(CPU)["bf16"] is None) is native  # still offered where native, for whoever asks
+    monkeypatch.setenv(devices.BF16_ENV, "1")  # every process of a cluster run the same, whatever its probe read
+    assert best_precision(CPU) == ("bf16" if native else "fp32")  # never emulated bf16, even when asked
+    monkeypatch.setenv(devices.BF16_ENV, "0")
+    assert best_precision(CPU) == "fp32"
 
 
-def test_the_bf16_probe_measures_where_bf16_is_native_and_says_nothing_elsewhere():
+def test_the_bf16_probe_is_not_run_where_onednn_is_held_below_its_bf16_kernels(monkeypatch):
+    import engine.devices as devices
+
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")  # the bench's imitation of an AVX2-only CPU
+    assert not devices._onednn_may_use_bf16()
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_BF16")
+    assert devices._onednn_may_use_bf16()
+
+
+def test_the_bf16_probe_smoke_measures_where_bf16_is_native_and_says_nothing_elsewhere():
     from engine.devices import cpu_bf16_speedup, cpu_has_fast_bf16
 
     speedup = cpu_bf16_speedup()
     assert (speedup is None) is (not cpu_has_fast_bf16())
-    assert speedup is None or 0.05 < speedup < 20  # a ratio of two timings of the same work, not a constant
+    assert speedup is None or speedup == float("inf") or 0.05 < speedup < 20  # a ratio of two timings (inf: AMX)
     assert cpu_bf16_speedup() == speedup  # measured once per process
 
 

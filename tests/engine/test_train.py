@@ -153,20 +153,23 @@ def test_gamma_jitter_is_off_unless_asked_and_leaves_the_batches_as_they_were():
     assert np.array_equal(plain[1][0], jittered[1][0]) and not np.array_equal(plain[0][0], jittered[0][0])
 
 
-@pytest.mark.parametrize("native, speedup", [(True, 2.0), (True, 0.7), (False, None)])
+@pytest.mark.parametrize("native, speedup", [(True, 2.0), (True, 0.7), (True, 1.1), (False, None)])
 def test_bf16_autocast_is_used_only_where_the_cpu_runs_bf16_natively_and_faster(monkeypatch, native, speedup):
     """The same on every CPU kind: the choice follows ``cpu_has_fast_bf16`` and the probe, and the card gets the
     reason (a Xeon whose AMX is hidden runs native bf16 slower than fp32).
     """
+    import engine.devices as devices
     import engine.training.train as train_mod
 
-    monkeypatch.setattr(train_mod, "cpu_has_fast_bf16", lambda: native)
-    monkeypatch.setattr(train_mod, "cpu_bf16_speedup", lambda: speedup)
-    monkeypatch.setattr(train_mod, "cpu_bf16_pays", lambda: bool(speedup and speedup >= 1.15))
+    monkeypatch.delenv(devices.BF16_ENV, raising=False)
+    for module in (devices, train_mod):  # the probe's figure, as the devices module reads it and the trainer
+        monkeypatch.setattr(module, "cpu_has_fast_bf16", lambda: native)
+        monkeypatch.setattr(module, "cpu_bf16_speedup", lambda: speedup)
     used, why = train_mod.resolve_autocast("bf16")
     assert used is (speedup == 2.0)
     assert ("native bf16" in why) and (why.startswith("fp32") is not used)
-    assert ("0.70x the speed of fp32" in why) is (speedup == 0.7)
+    assert ("only 0.70x as fast as fp32" in why) is (speedup == 0.7)
+    assert ("only 1.10x as fast as fp32" in why) is (speedup == 1.1)
     assert train_mod.resolve_autocast("none") == (False, "fp32 (no autocast asked for)")
     with pytest.raises(ValueError):
         train_mod.resolve_autocast("fp8")

@@ -417,7 +417,7 @@ def test_export_uses_the_hints_and_changing_them_afterwards_offers_run_again(qtb
     window.batch.offer.update()
     assert "colorized with other" not in window.status_label.text()  # made with these hints: nothing to offer
     _add(qtbot, window, 0.2, 0.2, (200, 30, 30))
-    assert "1 photo was colorized with other hints" in window.status_label.text()
+    assert "The photo was colorized with other settings or hints" in window.status_label.text()
 
 
 def test_weights_without_hint_inputs_add_no_hint_and_say_so(qtbot, make_window, backend, photo):
@@ -517,10 +517,10 @@ def test_with_auto_a_hint_reaches_the_preview(qtbot, make_window, hinted_backend
 def test_the_run_again_offer_follows_the_selection_away_from_the_photo_whose_hints_changed(
         qtbot, make_window, hinted_backend, photo, tmp_path):
     window = _two_done_then_a_hint_on_the_first(qtbot, make_window, hinted_backend, photo, tmp_path)
-    assert "redoes the 1 selected photo" in window.status_label.text()
+    assert "redoes the selected photo" in window.status_label.text()
     _select_row(window, 1)
     text = window.status_label.text()
-    assert "not the selected photo. To redo it, select it, then Run Again" in text
+    assert "the selected photo was not. To redo it, select it, then Run Again" in text
 
 
 def test_the_colour_menu_offers_the_colours_of_the_hints_placed_last_after_the_likeliest(qtbot, tmp_path):
@@ -561,10 +561,10 @@ def test_the_colour_menu_offers_the_colours_of_the_hints_placed_last_after_the_l
 def test_after_run_again_a_selection_change_leaves_the_run_summary_on_the_status_line(
         qtbot, make_window, hinted_backend, photo, tmp_path):
     window = _two_done_then_a_hint_on_the_first(qtbot, make_window, hinted_backend, photo, tmp_path)
-    assert "colorized with other hints" in window.status_label.text()
+    assert "colorized with other settings or hints" in window.status_label.text()
     with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
         assert window.batch.run_again()
     summary = window.status_label.text()
-    assert "colorized with other hints" not in summary
+    assert "colorized with other settings or hints" not in summary
     _select_row(window, 1)
     assert window.status_label.text() == summary  # not "up to date", not an offer: the run's own line stays

@@ -175,7 +175,7 @@ def test_hints_given_to_a_photo_skipped_for_its_output_offer_run_again(qtbot, ma
     photos = grey_photos(2)
     window = _skipped_in_a_later_session(qtbot, make_window, backend, photos)
     window.hint_store.set(photos[0], [Hint(0.5, 0.5, (200, 30, 30))])
-    assert "1 photo of 2 was colorized with other hints" in window.status_label.text()
+    assert "1 of the 2 photos was colorized with other settings or hints" in window.status_label.text()
     assert "Run Again" in window.status_label.text()
 
 

@@ -45,8 +45,8 @@ def test_the_eta_leaves_out_the_time_paused_and_stands_still_while_paused(clock)
     p.resume()
     assert p.eta_s() == pytest.approx(15.0) and "ETA 0:15" in progress_format(p)
     clock.now += 1.0
-    p.photo_done()  # the third 2 s of work after the first two (the 600 s paused not counted): 1 s a photo, 7 left
-    assert p.eta_s() == pytest.approx(7.0)
+    p.photo_done()  # 3 photos in 6 s of work (the 600 s paused not counted): the first two came together, the
+    assert p.eta_s() == pytest.approx(14.0)  # third 2 s after them: 2 s a photo, 7 left
 
 
 def test_the_eta_goes_by_the_speed_after_the_first_photo_not_the_model_loading_before_it(clock):
@@ -58,6 +58,18 @@ def test_the_eta_goes_by_the_speed_after_the_first_photo_not_the_model_loading_b
         clock.now += 0.2
         p.photo_done()
     assert p.eta_s() == pytest.approx(0.2 * 32)  # not 7.8 s / 10 photos x 32 = 25 s
+
+
+def test_the_eta_counts_a_batchs_photos_that_come_through_together_as_one_burst(clock):
+    p = Progress(40)
+    clock.now += 6.0
+    for _batch in range(4):  # batches of 4: each batch's photos through within a few ms, a batch every 0.8 s
+        for _ in range(4):
+            p.photo_done()
+            clock.now += 0.002
+        clock.now += 0.8 - 0.008
+    # 0.2 s a photo, 24 left, less the 0.794 s since the last one; counting the first batch's other photos as if
+    assert p.eta_s() == pytest.approx(0.2 * 24 - 0.794, abs=0.01)  # they took time would say 0.16 s a photo
 
 
 def test_photos_finished_while_pausing_show_done_and_photos_per_s_leaves_out_the_pause(qtbot, make_window,

@@ -26,7 +26,7 @@ def test_ticking_compare_offers_nothing_and_run_again_compares_every_photo_in_pl
     window.set_status("")
     window.engine_panel.compare.setChecked(True)  # the photos would come out the same: nothing to offer
     window.engine_panel.batch_size.setValue(window.engine_panel.batch_size.value() + 1)
-    assert "colorized with other settings" not in window.status_label.text()
+    assert "colorized with other settings or hints" not in window.status_label.text()
     assert not window.actions_by_name["start"].isEnabled()  # every photo is done: Start has nothing to run
     assert not window.batch.start_batch()
     assert "Run Again" in window.status_label.text()  # ...and says what does the rest, not a dead end
@@ -85,9 +85,9 @@ def test_no_offer_while_the_settings_are_those_of_the_last_run(qtbot, make_windo
     _run(qtbot, window)
     size = window.engine_panel.work_size.value()
     window.engine_panel.work_size.setValue(size + 64)
-    assert "colorized with other settings" in window.status_label.text()
+    assert "colorized with other settings or hints" in window.status_label.text()
     window.engine_panel.work_size.setValue(size)  # back to the settings the photos were made with
-    assert "colorized with other settings" not in window.status_label.text()
+    assert "colorized with other settings or hints" not in window.status_label.text()
     assert "up to date" in window.status_label.text()  # the offer is taken back, not left standing
 
 
@@ -99,9 +99,9 @@ def test_unticking_compare_after_a_compared_batch_offers_nothing(qtbot, make_win
     _run(qtbot, window)
     window.set_status("")
     window.engine_panel.compare.setChecked(False)
-    assert "colorized with other settings" not in window.status_label.text()
+    assert "colorized with other settings or hints" not in window.status_label.text()
     window.engine_panel.work_size.setValue(window.engine_panel.work_size.value() + 64)
-    assert "2 photos were colorized with other settings" in window.status_label.text()
+    assert "All 2 photos were colorized with other settings or hints" in window.status_label.text()
 
 
 def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_window, backend, grey_photos):
@@ -109,21 +109,21 @@ def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_w
     window.queue_presenter.add_paths(grey_photos(2))
     _run(qtbot, window)
     window.preview.bar.strength.setValue(140)
-    assert "2 photos were colorized with other settings" in window.status_label.text()
-    assert "Run Again (Ctrl+R) redoes them with" in window.status_label.text()  # none selected: every photo
+    assert "All 2 photos were colorized with other settings or hints" in window.status_label.text()
+    assert window.status_label.text().endswith("Run Again (Ctrl+R) redoes them.")  # none selected: every photo
     window.table.selectionModel().select(window.queue.index(1, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
                                          | QItemSelectionModel.SelectionFlag.Rows)
     window.preview.bar.strength.setValue(120)
-    assert "redoes the 1 selected photo" in window.status_label.text()  # ...a selection, only it
+    assert "redoes the selected photo; with none selected, all 2." in window.status_label.text()  # ...a selection
     _run(qtbot, window, "run_again")  # the selected photo made at 120; the other still at 100
     window.preview.bar.strength.setValue(130)
     window.preview.bar.strength.setValue(120)
     text = window.status_label.text()
-    assert text == ("1 photo of 2 was colorized with other settings, not the selected photo. To redo it, select it, "
-                    "then Run Again (Ctrl+R).")
+    assert text == ("1 of the 2 photos was colorized with other settings or hints; the selected photo was not. To "
+                    "redo it, select it, then Run Again (Ctrl+R).")
     window.table.clearSelection()  # none selected: Run Again takes both, not the one changed, and says so
-    assert window.status_label.text().endswith("To redo it alone, select it, then Run Again (Ctrl+R); with none "
-                                               "selected it redoes all 2.")
+    assert window.status_label.text().endswith("To redo only it, select it, then Run Again (Ctrl+R); with none "
+                                               "selected, Run Again (Ctrl+R) redoes all 2.")
 
 
 def test_clearing_the_selection_keeps_the_photo_on_show(qtbot, make_window, backend, grey_photos):
@@ -161,7 +161,11 @@ def test_the_offer_with_only_unchanged_photos_selected_does_not_call_them_up_to_
     """A failed photo selected is not "up to date": the offer says only that it is not among those changed."""
     from gui.model.run_keys import changed_text
 
-    text = changed_text(3, "Ctrl+R", "Settings", selected=1, selected_stale=0)
-    assert text == ("3 photos were colorized with other settings, not the selected photo. To redo them, select "
-                    "them, then Run Again (Ctrl+R).")
-    assert "up to date" not in changed_text(3, "Ctrl+R", "Hints", selected=2, selected_stale=0)
+    text = changed_text(3, "Ctrl+R", selected=1, selected_stale=0)
+    assert text == ("All 3 photos were colorized with other settings or hints; the selected photo was not. To redo "
+                    "them, select them, then Run Again (Ctrl+R).")
+    assert changed_text(1, "Ctrl+R", selected=2, selected_stale=0, total=3).startswith(
+        "1 of the 3 photos was colorized with other settings or hints; the selected photos were not.")
+    assert changed_text(2, "Ctrl+R", selected=2, selected_stale=1, total=5).endswith(
+        "Run Again (Ctrl+R) redoes the 2 selected photos; with none selected, all 5.")
+    assert "up to date" not in changed_text(3, "Ctrl+R", selected=2, selected_stale=0)
