@@ -23,7 +23,7 @@ class CpuInfo:
     capability: str  # torch.backends.cpu.get_cpu_capability(): the widest vector ISA ATen uses (AVX2, AVX512...)
     amx: bool  # AMX tiles (Sapphire Rapids and later): oneDNN's bf16 matrix units; ATen still reports AVX512
     avx512_bf16: bool
-    bf16_native: bool  # engine.devices.cpu_has_fast_bf16: what "auto" precision goes by
+    bf16_native: bool  # engine.devices.cpu_has_fast_bf16: bf16 offered at all (auto also asks the probe)
     onednn_cap: str = ""  # ONEDNN_MAX_CPU_ISA: oneDNN (ours and OpenVINO's) held to a narrower ISA, e.g. AVX2
     convolutions: str = ""  # which call runs our CPU convolutions (engine.runtimes.dnnl.describe)
     bf16_speedup: float | None = None  # engine.devices.cpu_bf16_speedup: whether "auto" takes bf16 where native

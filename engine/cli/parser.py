@@ -55,7 +55,7 @@ def _add_colorize(sub: Subcommands, common: argparse.ArgumentParser) -> None:
                         "colour hints run on optimized)")
     c.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when present, else the CPU")
     c.add_argument("--precision", choices=PRECISIONS, default="auto",
-                   help="auto: bf16 on CPUs with native bf16, fp16 on CUDA, else fp32")
+                   help="auto: fp16 on CUDA; bf16 on CPUs whose native bf16 runs faster than fp32 (a probe), else fp32")
     c.add_argument("--batch-size", type=int, default=4, help="photos per model call")
     c.add_argument("--size", type=int, default=WORKING_SIZE, help="working size (longer side) the model runs at")
     c.add_argument("--format", choices=FORMATS, default="keep", help="output format (keep: the input's)")
@@ -160,7 +160,7 @@ def _add_train(sub: Subcommands, common: argparse.ArgumentParser) -> None:
     t.add_argument("--first-trained-block", type=int, default=5, metavar="N",
                    help="encoder blocks from N on are fine-tuned (earlier ones stay as ImageNet made them)")
     t.add_argument("--autocast", choices=("none", "bf16"), default="none",
-                   help="bf16: the forward under CPU bf16 autocast (only where the CPU has native bf16)")
+                   help="bf16: the forward under CPU bf16 autocast (only where the CPU's native bf16 is faster)")
     t.add_argument("--bf16", action="store_true", help="same as --autocast bf16")
     t.add_argument("--teacher", type=Path, metavar="WEIGHTS",
                    help="learn to give, for each crop as the network sees it (an old print's scan with "

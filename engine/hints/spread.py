@@ -45,6 +45,10 @@ class HintSpread:
     fade: float = 0.0
     restraint: float = 0.0  # ab units (0: off)
 
+    def __post_init__(self) -> None:
+        if self.restraint and self.restraint < 1.0:  # below an ab unit every hint is a point: not a spread
+            raise ValueError(f"a hint spread's restraint is 0 (off) or at least 1 ab unit, got {self.restraint}")
+
 
 def _corrections(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint]) -> np.ndarray:
     """Each hint's correction (n x 2): its colour at its pixel's lightness (as the network was given it) less ``ab``
@@ -83,8 +87,8 @@ def _weights(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: HintS
     for hint, d in zip(hints, delta, strict=True):
         r, c = hint.pixel(h, w)
         dist = ((ys - (r + 0.5)) ** 2)[:, None] + ((xs - (c + 0.5)) ** 2)[None, :]
-        held = 1.0 + float(d @ d) / spread.restraint ** 2 if spread.restraint > 0 else 1.0
-        exponent = -dist * held / (2.0 * reach2) - (grid_L - L[r, c]) ** 2 / two_l2
+        shrink = 1.0 + float(d @ d) / spread.restraint ** 2 if spread.restraint > 0 else 1.0  # the reach, squared, over
+        exponent = -dist * shrink / (2.0 * reach2) - (grid_L - L[r, c]) ** 2 / two_l2
         if grid_ab is not None:  # against the hint's own grid cell: weight 1 there, even on a colour edge
             here = grid_ab[min(gh - 1, int(r * gh / h)), min(gw - 1, int(c * gw / w))]
             exponent = exponent - ((grid_ab - here) ** 2).sum(axis=-1) / two_c2
@@ -106,8 +110,8 @@ def spread_hints(L: np.ndarray, ab: np.ndarray, hints: Sequence[Hint], spread: H
     ``L`` is the photo's lightness at ab's size. Each hint's correction is the difference between its
     colour (the chroma that fits at its lightness, as the network was given) and ``ab`` at its pixel;
     a pixel gets the weighted mean of the corrections, ``exp(-d²/2(reach·side)² - ΔL²/2 lightness²
-    - Δab²/2 colour²)`` over the hints (Δab: the network's own colour there against at the hint; with a restraint,
-    each hint's reach shorter the larger its correction), with the
+    - Δab²/2 colour²)`` over the hints (Δab: the network's own colour there against at the hint; with a
+    restraint, reach over √(1 + |correction|²/restraint²) for each hint), with the
     network's own colour weighted ``floor`` (the denominator at least ``fade``). A hint's pixel gets almost all
     of it. ``reference``: the colours the colour term compares (h x w x 2; default ``ab`` itself;
     docs/experiments/hint_leak_probe.py tries others).

@@ -50,7 +50,7 @@ class TrainSettings:
     hint_p_none: float = 0.5  # share of training crops given no hints
     hint_geometric_p: float = 1 / 8  # otherwise a geometric number of hint points, mean 1/p
     first_trained_block: int = FIRST_TRAINED_BLOCK  # encoder blocks from here on are fine-tuned
-    autocast: str = ""  # "bf16": the forward under CPU bf16 autocast (where the CPU runs bf16 natively)
+    autocast: str = ""  # "bf16": the forward under CPU bf16 autocast (where the CPU's native bf16 is faster)
     keep_norm_stats: bool = False  # BatchNorm statistics stay the start's (a short fine-tune on few photos)
     teacher: Path | None = None  # frozen weights whose output on the clean crop is the target, not the true colours
     teacher_temperature: float = 1.0  # below 1: the teacher's distribution sharpened as the target (more colour)

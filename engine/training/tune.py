@@ -212,7 +212,7 @@ def start_degradation(path: Path, depth: int = 8) -> tuple[float, float]:
 
 def train_settings(s: TuneSettings, recipe: Recipe, work: Path, out: Path) -> TrainSettings:
     """The training a tune runs: from the start model with its hints and its share of old-print scans, bf16 where
-    native, checkpoints often.
+    native and faster (``train.resolve_autocast``), checkpoints often.
     """
     share, strength = start_degradation(Path(s.base or DEFAULT_WEIGHTS))
     return TrainSettings(

@@ -177,7 +177,7 @@ def beside(size: QSize, point: QPoint) -> QPoint:
     if max(right, left) < size.width() and max(below, above) >= size.height():
         x = point.x() - size.width() // 2
         y = point.y() + MENU_GAP if below >= size.height() else point.y() - MENU_GAP - size.height()
-    x = min(max(x, room.x()), room.x() + room.width() - size.width())  # nowhere fits: on screen, if over it
+    x = min(max(x, room.x()), max(room.x(), room.x() + room.width() - size.width()))  # nowhere fits: on screen
     y = min(max(y, room.y()), max(room.y(), room.y() + room.height() - size.height()))
     return QPoint(x, y)
 
@@ -189,7 +189,10 @@ def other_colour(parent: QWidget | None, start: RGB | None, pick: Callable[[RGB]
     dialog.setWindowTitle("Hint colour")
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.colorSelected.connect(lambda c: pick((c.red(), c.green(), c.blue())))
+    if at is not None:  # placed before it shows (no jump from the centre); its frame as its parent window's
+        dialog.adjustSize()
+        window = parent.window() if parent is not None else None
+        frame = (window.frameGeometry().size() - window.geometry().size()) if window is not None else QSize(0, 0)
+        dialog.move(beside(dialog.size() + frame, at))
     dialog.open()
-    if at is not None:  # after open: a window manager may place a new window itself on showing it
-        dialog.move(beside(dialog.frameGeometry().size(), at))
     return dialog

@@ -82,7 +82,7 @@ def test_shipped_model_colours_photos_it_never_trained_on_better_than_grey_or_a_
     Its card's claim with the read-out before was +1.65 dB over grey at 256 px centre crops; here whole photos at 256,
     with a margin for the noise of 66 photos (the 90% interval at 512 px, bf16: +1.26 to +2.35 dB).
     A named photo gone from the folder fails the test rather than shrinking the set. fp32 is pinned so the
-    margins do not move with the CPU ("auto" is bf16 on AMX/AVX-512 BF16). The read-out is the muted one
+    margins do not move with the CPU ("auto" is bf16 where the CPU runs it faster). The read-out is the muted one
     chosen on photos from unseen sources (0.55 of the colour at 512 px, bf16): still colour, not grey.
     """
     card = json.loads(DEFAULT_WEIGHTS.with_suffix(".json").read_text())

@@ -110,6 +110,21 @@ def test_the_shipped_weights_load_with_the_read_out_they_store():
     assert load_model().readout.to_dict() == {k: stored.get(k, OLD_DEFAULTS[k]) for k in OLD_DEFAULTS}
 
 
+@pytest.mark.parametrize("name", ["shipped", "old-prints"])
+def test_each_bundled_model_runs_the_hint_spread_its_card_says_was_chosen(name):
+    """A spread chosen again (Old prints' restraint, 2026-12-07) reaches the weights, not only the card."""
+    import json
+
+    from engine.named_models import BUNDLED, OLD_PRINTS, SHIPPED
+
+    path = BUNDLED[{"shipped": SHIPPED, "old-prints": OLD_PRINTS}[name]]
+    if not path.exists():
+        pytest.skip("trained weights not committed")
+    chosen = json.loads(read_weights(path)["meta"]["card"])["readout"]["hint_spread"]
+    assert load_model(path).readout.spread == spread_of(chosen)
+    assert (load_model(path).readout.spread.restraint > 0) is (name == "old-prints")
+
+
 def test_a_spread_search_row_gives_its_hint_spread_gain_included():
     row = {"reach": 0.45, "lightness": 5.0, "floor": 0.2, "gain": 1.3, "colour": 20.0, "psnr": 30.0}
     assert spread_of(row) == HintSpread(0.45, 5.0, 0.2, 1.3, 20.0)  # a row from before "fade": the form before

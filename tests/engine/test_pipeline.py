@@ -166,7 +166,7 @@ def test_pause_holds_the_batch_until_resumed(colorizer, tmp_path):
 
 
 def test_compare_mode_reports_both_times_and_the_difference(colorizer, tmp_path):
-    """fp32 pinned: "auto" is bf16 on AMX/AVX-512 BF16 CPUs; other precisions: tests/test_precisions.py."""
+    """fp32 pinned: "auto" is bf16 where the CPU runs it faster; other precisions: tests/test_precisions.py."""
     from engine.runtimes.base import AGREEMENT
 
     src = make_tree(tmp_path)

@@ -130,6 +130,25 @@ def test_a_click_on_the_preview_offers_the_models_colours_and_picking_one_adds_a
     assert len(editor._rings) == 2  # a ring on each side
 
 
+def test_a_window_goes_right_of_the_spot_else_left_else_above_or_below_and_always_on_the_screen(qtbot):
+    from PySide6.QtGui import QGuiApplication
+
+    from gui.views.hint_rings import beside
+
+    room = QGuiApplication.primaryScreen().availableGeometry()
+    mid = room.center()
+    small, wide = QSize(200, 150), QSize(room.width() - 60, 150)
+    assert beside(small, mid).x() == mid.x() + MENU_GAP  # room on the right
+    right_edge = QPoint(room.right() - 50, mid.y())
+    assert beside(small, right_edge).x() == right_edge.x() - MENU_GAP - 200  # no room there: on the left
+    low = QPoint(mid.x(), room.bottom() - 50)
+    assert beside(wide, low).y() == low.y() - MENU_GAP - 150  # too wide for either side: above the spot
+    high = QPoint(mid.x(), room.top() + 50)
+    assert beside(wide, high).y() == high.y() + MENU_GAP  # ...or below it
+    huge = beside(QSize(room.width() + 100, room.height() + 100), mid)  # fits nowhere: its corner on the screen
+    assert (huge.x(), huge.y()) == (room.x(), room.y())
+
+
 def test_other_colours_dialog_opens_beside_the_clicked_spot_and_its_colour_becomes_the_hint(qtbot, make_window,
                                                                                            hinted_backend, photo):
     from PySide6.QtGui import QColor
