@@ -84,7 +84,7 @@ class PhotoCounter(QObject):
 
 
 def count_text(photos: int, capped: bool) -> str:
-    return f"{'At least ' if capped else ''}{counted(photos, 'photo')} found (colour or not: grey ones are skipped)"
+    return f"{'At least ' if capped else ''}{counted(photos, 'photo')} found; any grey ones among them will be skipped"
 
 
 def photos_problem(photos: int) -> tuple[str, bool]:
