@@ -212,8 +212,11 @@ class Colorizer:
         if settings.by_look:
             raise ValueError("the model is chosen by the photos' look before it is built (engine.batch.model_choice)")
         device = resolve_device(engine_device(settings.engine, settings.device))
-        precision = ("fp32" if settings.engine == "baseline" else best_precision(device)
-                     if settings.precision == "auto" else settings.precision)
+        precision = settings.precision
+        if settings.engine == "baseline":
+            precision = "fp32"
+        elif precision == "auto":
+            precision = best_precision(device)
         model = model if model is not None else load_model(settings.weights)
         runtime = make_runtime(settings.engine, model, device, precision, compile=settings.compile)
         return cls(runtime, replace(settings, device=device.type, precision=precision), model)

@@ -70,7 +70,7 @@ _probe_lock = threading.Lock()
 def _cached_speedup() -> float | None:
     if not cpu_has_fast_bf16() or not _onednn_may_use_bf16():
         return None
-    if _cpu_flags() >= {"amx_tile", "amx_bf16"}:  # AMX ran the model at 2.6x and 2.8x fp32's speed (batch 1, 8)
+    if cpu_flags() >= {"amx_tile", "amx_bf16"}:  # AMX ran the model at 2.6x and 2.8x fp32's speed (batch 1, 8)
         log.info("bf16 on AMX: taken without the probe")
         return math.inf
     try:
@@ -106,21 +106,45 @@ def cpu_bf16_pays() -> bool:
     return speedup is not None and speedup >= BF16_PAYS
 
 
+def onednn_cap() -> str:
+    """ONEDNN_MAX_CPU_ISA (or DNNL_MAX_CPU_ISA): the widest ISA oneDNN, ours and OpenVINO's, may use ("": any)."""
+    return os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA", "")
+
+
+def cap_allows(cap: str, isa: str) -> bool:
+    """Whether oneDNN held to ``cap`` (``onednn_cap``) may still use ``isa`` ("BF16" or "AMX"; AMX holds BF16)."""
+    held = cap.upper()
+    return not held or held == "ALL" or isa in held or "AMX" in held
+
+
 def _onednn_may_use_bf16() -> bool:
-    """False where ONEDNN_MAX_CPU_ISA holds oneDNN below its bf16 kernels (the bench's imitations of AVX2 CPUs)."""
-    held = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA", "")).upper()
-    return not held or held == "ALL" or "BF16" in held or "AMX" in held
+    """False where oneDNN is held below its bf16 kernels (the bench's imitations of AVX2 CPUs)."""
+    return cap_allows(onednn_cap(), "BF16")
 
 
-def _cpu_flags() -> set[str]:
+def first_processor(cpuinfo: str) -> dict[str, str]:
+    """/proc/cpuinfo's fields for the first processor (its block ends at the first empty line)."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():
+            break
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    return fields
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_fields() -> dict[str, str]:
+    """The ``first_processor`` fields of this machine, read once ({} where there is no /proc/cpuinfo: not Linux)."""
     try:
         with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.partition(":")[2].split())
+            return first_processor(f.read())
     except OSError:
-        pass
-    return set()
+        return {}
+
+
+def cpu_flags() -> set[str]:
+    return set(cpu_fields().get("flags", "").split())
 
 
 def precision_support(device: torch.device) -> dict[str, str | None]:

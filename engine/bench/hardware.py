@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import platform
 import statistics
 import time
@@ -11,7 +10,16 @@ from dataclasses import dataclass
 
 import torch
 
-from ..devices import BF16_PAYS, cpu_bf16_speedup, cpu_has_fast_bf16
+from ..devices import (
+    BF16_PAYS,
+    cap_allows,
+    cpu_bf16_speedup,
+    cpu_fields,
+    cpu_flags,
+    cpu_has_fast_bf16,
+    first_processor,
+    onednn_cap,
+)
 from ..runtimes import dnnl
 
 
@@ -29,39 +37,30 @@ class CpuInfo:
     bf16_speedup: float | None = None  # engine.devices.cpu_bf16_speedup: whether "auto" takes bf16 where native
 
     def line(self) -> str:
-        held = self.onednn_cap.upper()  # e.g. AVX2, AVX512_CORE_BF16, AVX512_CORE_AMX: what oneDNN may still use
-        amx = self.amx and (not held or "AMX" in held)
-        bf16 = self.avx512_bf16 and (not held or "BF16" in held or "AMX" in held)
+        amx = self.amx and cap_allows(self.onednn_cap, "AMX")  # e.g. AVX2, AVX512_CORE_BF16: what oneDNN may use
+        bf16 = self.avx512_bf16 and cap_allows(self.onednn_cap, "BF16")
         extras = [name for name, on in (("AMX", amx), ("AVX512-BF16", bf16)) if on]
         isa = self.capability + (f" + {' + '.join(extras)}" if extras else "")
         cap = f"; oneDNN held to {self.onednn_cap} (ONEDNN_MAX_CPU_ISA)" if self.onednn_cap else ""
         convs = f"; convolutions: {self.convolutions}" if self.convolutions else ""
-        how = "emulated (not offered)"
-        speedup = self.bf16_speedup
-        if self.bf16_native:
-            pick = "bf16" if speedup is not None and speedup >= BF16_PAYS else "fp32"
-            probe = ("" if speedup is None else ", AMX: auto takes bf16" if math.isinf(speedup) else
-                     f", {speedup:.2f}x fp32's speed on a probe: auto takes {pick}")
-            how = f"native{probe}"
+        speedup, how = self.bf16_speedup, "native"
+        if not self.bf16_native:
+            how = "emulated (not offered)"
+        elif speedup is not None and math.isinf(speedup):
+            how += ", AMX: auto takes bf16"
+        elif speedup is not None:
+            how += f", {speedup:.2f}x fp32's speed on a probe: auto takes {'bf16' if speedup >= BF16_PAYS else 'fp32'}"
         return f"cpu: {self.model}; {isa}{cap}; bf16 {how}{convs}"
-
-
-def _first_processor(cpuinfo: str) -> dict[str, str]:
-    """/proc/cpuinfo's fields for the first processor (its block ends at the first empty line)."""
-    fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        if not line.strip():
-            break
-        key, _, value = line.partition(":")
-        fields.setdefault(key.strip(), value.strip())
-    return fields
 
 
 def cpu_name(cpuinfo: str) -> str:
     """The first CPU's model name from /proc/cpuinfo's text, with its family and model numbers: under a hypervisor
     the name is often just "AMD EPYC", which covers AVX2-only and AVX-512 generations alike.
     """
-    fields = _first_processor(cpuinfo)
+    return _named(first_processor(cpuinfo))
+
+
+def _named(fields: dict[str, str]) -> str:
     name = fields.get("model name") or platform.processor() or platform.machine()
     numbers = [f"{word} {fields[key]}" for key, word in (("cpu family", "family"), ("model", "model"))
                if fields.get(key)]
@@ -69,17 +68,10 @@ def cpu_name(cpuinfo: str) -> str:
 
 
 def cpu_info() -> CpuInfo:
-    flags: set[str] = set()
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            text = f.read()
-        model, flags = cpu_name(text), set(_first_processor(text).get("flags", "").split())
-    except OSError:  # not Linux: the flags are unknown, torch's own figures remain
-        pass
-    return CpuInfo(model, torch.backends.cpu.get_cpu_capability(), "amx_tile" in flags, "avx512_bf16" in flags,
-                   cpu_has_fast_bf16(), os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA", ""),
-                   dnnl.describe(), cpu_bf16_speedup())
+    """The CPU the bench runs on (not Linux: the flags are unknown, and torch's own figures remain)."""
+    flags = cpu_flags()
+    return CpuInfo(_named(cpu_fields()), torch.backends.cpu.get_cpu_capability(), "amx_tile" in flags,
+                   "avx512_bf16" in flags, cpu_has_fast_bf16(), onednn_cap(), dnnl.describe(), cpu_bf16_speedup())
 
 
 def conv_peak_gflops(device: torch.device, dtype: torch.dtype) -> float:

@@ -66,10 +66,10 @@ def _hint_lines(card: dict[str, Any]) -> list[str]:
         where = (f"the photos of {again}" if again else "the same photos"
                  if readout.get("chosen_on") == "photos from other sources" else "the tuning photos")
         gain = f", chroma gain {m['hint_gain']} on a hinted photo" if m.get("hint_gain", 1.0) != 1.0 else ""
-        colour = f", colour {m['hint_spread_colour']}" if m.get("hint_spread_colour") else ""
-        colour += ", fading with its weight" if m.get("hint_spread_fade") else ""
+        terms = f", colour {m['hint_spread_colour']}" if m.get("hint_spread_colour") else ""
+        terms += ", fading with its weight" if m.get("hint_spread_fade") else ""
         restraint = m.get("hint_spread_restraint")
-        colour += (f", restraint {restraint} (a hint reaches less far the farther its colour is from the network's "
+        terms += (f", restraint {restraint} (a hint reaches less far the farther its colour is from the network's "
                    f"there: 1/√2 as far at {restraint} ab units)" if restraint else "")
         local = "one_hint_harm" in spread and spread.get("vivid", 1.0)  # no row kept the colour: the most colourful
         contained = bool(spread.get("off_colour")) and "one_hint_off_leak" in spread  # the "contained" rule
@@ -82,7 +82,7 @@ def _hint_lines(card: dict[str, Any]) -> list[str]:
             how = (f"as the one {hint} least changes the parts of another colour ({figures} ab units on "
                    f"average) within {SPREAD_SLACK_DB} dB of the best PSNR ")
         lines.append(f"- Hint spread: reach {m['hint_spread']} of the shorter side, lightness "
-                     f"{m.get('hint_spread_lightness')}, floor {m.get('hint_spread_floor')}{colour}{gain}, "
+                     f"{m.get('hint_spread_lightness')}, floor {m.get('hint_spread_floor')}{terms}{gain}, "
                      f"chosen on {where} {how}"
                      f"with {spread.get('hints', 10)} simulated hints each "
                      f"({spread.get('gain_over_no_spread_db', 0):+.2f} dB there over no spread).")
