@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.hints import Hint
-from gui.model.colour_names import colour_name
+from gui.model.colour_names import colour_names_apart
 
 RING_RADIUS = 7  # screen pixels, at any zoom
 MENU_GAP = 40  # screen pixels left clear on each side of a click: the colours are picked looking at the spot
@@ -142,12 +142,13 @@ def colour_menu(parent: QWidget | None, colours: list[RGB], pick: Callable[[RGB]
     menu = QMenu(parent)
     menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     used = [rgb for rgb in recent if rgb not in colours]
+    names = colour_names_apart([*colours, *used])
     for i, rgb in enumerate([*colours, *used]):
         if i == len(colours):
             menu.addSection("Used before")
         swatch = QPixmap(24, 16)
         swatch.fill(QColor(*rgb))
-        action = menu.addAction(QIcon(swatch), "{}  #{:02x}{:02x}{:02x}".format(colour_name(rgb), *rgb))
+        action = menu.addAction(QIcon(swatch), "{}  #{:02x}{:02x}{:02x}".format(names[i], *rgb))
         action.triggered.connect(lambda _=False, c=rgb: pick(c))
     menu.addSeparator()
     menu.addAction("Other…").triggered.connect(

@@ -13,3 +13,16 @@ from gui.model.colour_names import colour_name
 ])
 def test_a_colour_is_named_by_its_hue_lightness_and_greyness(rgb, words):
     assert colour_name(rgb) == words
+
+
+def test_colours_of_one_menu_that_share_a_name_are_told_apart_by_how_they_differ():
+    from gui.model.colour_names import colour_names_apart
+
+    light_tan, tan, blue = (226, 180, 125), (214, 160, 100), (0, 0, 255)
+    assert colour_name(light_tan) == colour_name(tan) == "tan"  # the case the trial met: two "tan"s
+    assert colour_names_apart([light_tan, blue, tan]) == ["tan, lighter", "blue", "tan, darker"]
+    vivid, soft = (240, 40, 40), (200, 80, 80)  # equally light reds, one greyer
+    assert colour_names_apart([soft, vivid]) == ["red, softer", "red, more vivid"]
+    three = colour_names_apart([(224, 172, 105), (226, 180, 125), (214, 160, 100)])
+    assert len(set(three)) == 3 and "tan" in three  # the middle one keeps the plain name
+    assert colour_names_apart([blue, (255, 0, 0)]) == ["blue", "red"]  # names already apart are left alone

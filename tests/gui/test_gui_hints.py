@@ -125,7 +125,8 @@ def test_a_click_on_the_preview_offers_the_models_colours_and_picking_one_adds_a
     (hint,) = window.hint_store.get(photo)
     h, w = window.preview.grey().shape
     assert hint.x == pytest.approx(point.x() / w, abs=0.02) and hint.y == pytest.approx(point.y() / h, abs=0.02)
-    assert colours[0].text() == "{}  #{:02x}{:02x}{:02x}".format(colour_name(hint.rgb), *hint.rgb)  # words and hex
+    words, hex_code = colours[0].text().split("  ")  # words (told apart from a like-named colour's) and hex
+    assert words.startswith(colour_name(hint.rgb)) and hex_code == "#{:02x}{:02x}{:02x}".format(*hint.rgb)
     assert ("preview", [(hint,)]) in hinted_backend.seen  # the hint reached the model
     assert len(editor._rings) == 2  # a ring on each side
 
