@@ -49,11 +49,11 @@ from gui.presenters.teach import TeachPresenter
 from gui.presenters.unsure import UnsurePresenter
 from gui.views.charts import SummaryPanel, TimingChart, UtilizationPlot
 from gui.views.docks import build_docks, scrolled
+from gui.views.elided_line import ElidedLine
 from gui.views.engine_panel import EnginePanel
 from gui.views.export_panel import ExportPanel
 from gui.views.preview import BeforeAfterView
 from gui.views.queue_table import QueueTable
-from gui.views.status_line import StatusLine
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "samples"
 SPLITTERS = ("central",)  # the queue over the preview; everything else is in docks (gui/views/docks.py)
@@ -109,7 +109,7 @@ class MainWindow(QMainWindow):
                                         "export-dock": scrolled(self.export_panel),
                                         "summary-dock": scrolled(self.summary), "live-dock": self.utilization,
                                         "timing-dock": self.timing})
-        self.status_label = StatusLine("Ready")
+        self.status_label = ElidedLine("Ready")
         self.progress = QProgressBar()
         self.progress.setFixedWidth(260)  # a toolbar hint on the status bar hides the label: not widened into its room
         self.progress.setRange(0, 1)
@@ -141,7 +141,7 @@ class MainWindow(QMainWindow):
         self.help: HelpPresenter = HelpPresenter(self.backend, lambda: self.actions_by_name, self.set_status, self)
         self.models = ModelsPresenter(self.backend, self.engine_panel, self.set_status, self)
         self.teach = TeachPresenter(self.backend, self.models.refresh, self.set_status, self,
-                                    qsettings=self.qsettings)
+                                    qsettings=self.qsettings, say_kept=lambda text: self.batch.offer.update(lead=text))
 
     def _add_panels_menu(self) -> None:
         a, view = self.actions_by_name, self.menus["&View"]
@@ -167,6 +167,7 @@ class MainWindow(QMainWindow):
         self.table.selection_changed.connect(self.batch.offer.selection_changed)
         for changed in (self.engine_panel.changed, self.controller.running_changed):
             changed.connect(self.unsure.refresh)
+        self.engine_panel.changed.connect(self.hint_editor.settings_changed)
         for signal in (self.queue.rowsInserted, self.queue.rowsRemoved, self.queue.modelReset):
             signal.connect(self.update_actions)
             signal.connect(self.batch.queue_changed)

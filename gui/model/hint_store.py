@@ -41,6 +41,16 @@ def path_key(path: Path) -> str:
 
 
 RECENT_COLOURS = 6  # colours offered under "Used before"
+RECENT_KEY = "hints/recent_colours"
+
+
+def saved_colours(settings: QSettings) -> list[tuple[int, int, int]]:
+    """The "Used before" colours saved at the last close, newest first (none where the setting is damaged)."""
+    try:
+        colours = json.loads(str(settings.value(RECENT_KEY, "[]")))
+        return [(int(r), int(g), int(b)) for r, g, b in colours if all(0 <= int(c) <= 255 for c in (r, g, b))]
+    except (ValueError, TypeError):
+        return []
 
 
 class HintStore(QObject):
@@ -59,8 +69,9 @@ class HintStore(QObject):
                                if Path(k).exists()}
             except (ValueError, HintsFileError):  # damaged settings must not stop the app
                 self._hints = {}
-        self._recent: list[tuple[int, int, int]] = list(dict.fromkeys(
-            h.rgb for hints in reversed(list(self._hints.values())) for h in reversed(hints)))[:RECENT_COLOURS]
+        placed = [h.rgb for hints in reversed(list(self._hints.values())) for h in reversed(hints)]
+        self._recent: list[tuple[int, int, int]] = list(dict.fromkeys([*saved_colours(settings), *placed]))[
+            :RECENT_COLOURS]  # those of hints since deleted too: a colour found with Other… outlives its hint
         self._save_timer = QTimer(self)
         self._save_timer.setSingleShot(True)
         self._save_timer.setInterval(SAVE_DELAY_MS)
@@ -102,6 +113,7 @@ class HintStore(QObject):
         """Write the hints to the settings now (the timer after a change, and at close)."""
         self._save_timer.stop()
         self.qsettings.setValue(SETTINGS_KEY, json.dumps(hints_document(self._hints)))
+        self.qsettings.setValue(RECENT_KEY, json.dumps(self._recent))
         self.qsettings.sync()
 
     def save_file(self, path: Path, photos: Iterable[tuple[Path, Path]]) -> int:

@@ -142,20 +142,22 @@ def start_words(base: str) -> str:
 
 
 def verdict_text(heldout: dict[str, Any], base: str = SHIPPED) -> str:
-    """The measured gain against the model the tune started from (``base``) in words, e.g. "+0.62 dB better than
-    the shipped model on 22 photos held out (90% interval +0.31 to +0.95)".
+    """The measured gain against the model the tune started from (``base``) in words first, its figure after, e.g.
+    "Better: closer to the true colours than the shipped model on 22 photos held out (+0.62 dB, 90% interval +0.31
+    to +0.95)".
     """
     gain, photos = round(float(heldout.get("gain_db", 0.0)), 2) + 0.0, int(heldout.get("photos", 0))  # no "-0.00"
     interval = heldout.get("interval")
-    spread = f" (90% interval {interval[0]:+.2f} to {interval[1]:+.2f})" if interval else ""
+    figure = f"{gain:+.2f} dB" + (f", 90% interval {interval[0]:+.2f} to {interval[1]:+.2f}" if interval else "")
     start = start_words(base)
-    on = f"{gain:+.2f} dB against {start} on {photos} photos held out{spread}"
     verdict = heldout.get("verdict")
     if verdict == "better":
-        return f"{gain:+.2f} dB better than {start} on {photos} photos held out{spread}."
+        return f"Better: closer to the true colours than {start} on {photos} photos held out ({figure})."
     if verdict == "worse":
-        return f"Worse: {on}. Keep {start} (Discard this one)."
-    return f"Within chance: {on}. It may be no better than {start}."
+        return (f"Worse: further from the true colours than {start} on {photos} photos held out ({figure}). "
+                f"Keep {start} (Discard this one).")
+    return (f"Within chance: no clear difference from {start} on {photos} photos held out ({figure}). It may be no "
+            f"better than {start}.")
 
 
 def parse_event(line: str) -> dict[str, Any] | None:

@@ -290,20 +290,22 @@ class RunAgainOffer:
         self.batch = batch
         self.offering = False
 
-    def update(self, stale: list[int] | None = None) -> None:
+    def update(self, stale: list[int] | None = None, lead: str = "") -> None:
         """Settings or hints changed: where done photos were made with others (``stale``, worked out here unless
-        given), say what Run Again redoes.
+        given), say what Run Again redoes; after ``lead``, the change just made, where one is to be said too.
         """
         b = self.batch
         if b.controller.running:
+            if lead:
+                b.say(lead)
             return
         stale = stale_keys(b.queue, b.settings(), b.hint_store) if stale is None else stale
         if stale:
             selected = set(b.selected_keys())
-            b.say(changed_text(len(stale), b.shortcut("run_again"), len(selected), len(selected.intersection(stale)),
-                               b.queue.rowCount()))
-        elif self.offering:  # changed back (a hint added, then removed): the offer no longer holds
-            b.say("The colorized photos are up to date with these settings")
+            b.say(" ".join(filter(None, [lead, changed_text(len(stale), b.shortcut("run_again"), len(selected),
+                                                             len(selected.intersection(stale)), b.queue.rowCount())])))
+        elif lead or self.offering:  # changed back (a hint added, then removed): the offer no longer holds
+            b.say(lead or "The colorized photos are up to date with these settings")
         self.offering = bool(stale)
 
     def selection_changed(self) -> None:

@@ -176,6 +176,13 @@ class HintEditor(QObject):
             self._busy_cursor.set(True)  # before the request: its answer may come at once
             self.recolourer.request(key, L, hints, settings, self.path)
 
+    def settings_changed(self) -> None:
+        """Another model or working size: a hinted photo's live colour is made anew (it shows what Run Again gives);
+        an unhinted one goes on showing the file written.
+        """
+        if self.hints():
+            self.recolour()
+
     def follow_batch(self, summary: BatchSummary) -> None:
         """After a batch that chose its model by look: previews with "auto" use that model from now on, and what
         was coloured with "auto" before may have come from the other one, so it is not shown again.

@@ -46,10 +46,12 @@ class TeachPresenter(QObject):
     extra_args: Sequence[str] = ()
 
     def __init__(self, backend: Backend, models_changed: Callable[[str | None], str | None], say: Callable[[str], None],
-                 parent: QWidget, program: str | None = None, qsettings: QSettings | None = None) -> None:
+                 parent: QWidget, program: str | None = None, qsettings: QSettings | None = None,
+                 say_kept: Callable[[str], None] | None = None) -> None:
         super().__init__(parent)
         self.qsettings = qsettings
         self.backend, self.models_changed, self.say, self._parent = backend, models_changed, say, parent
+        self.say_kept = say_kept or say  # the window adds what Run Again would redo with the kept model
         self.program = program  # None: this interpreter (sys.executable)
         self.dialog: TeachDialog | None = None
         self.run: TuneProcess | None = None
@@ -243,7 +245,7 @@ class TeachPresenter(QObject):
         self._dismiss()
         before = self.models_changed(name)
         if before is not None:  # None: it could not be chosen, and the line says why
-            self.say(f"Kept '{name}': it colorizes every photo now{kept_in_place_of(before, name)}")
+            self.say_kept(f"Kept '{name}': it colorizes from now on{kept_in_place_of(before, name)}.")
 
     @Slot()
     def discard(self) -> None:

@@ -1,4 +1,4 @@
-"""Live figures: processor utilization and memory, per-photo timing, and the batch summary.
+"""Live figures: processor utilization and memory, per-photo timing, the batch summary, and a tune's loss.
 
 Payloads are the engine's ``Utilization``, ``PhotoResult`` and ``BatchSummary``, used by
 attribute only, so this module needs neither torch nor the engine.
@@ -12,12 +12,16 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from engine.options import BatchSummary, PhotoResult, Status
+from gui.model.teach import smoothed
 from gui.views.comparison import AB_UNITS, difference_text, difference_tooltip, speedup_text, speedup_tooltip
 
 DECODE, MODEL, ENCODE, BASELINE = "#8e9aaf", "#2e7d32", "#f9a825", "#c62828"
+MIN_STEPS = 10  # the loss plot's least step axis
+MIN_LOSS_SPAN = 0.2  # and its least loss axis (cross-entropy on the colour bins: about 2 to 4 in a tune)
 
 
 def _plot(left: str, bottom: str | None = None) -> pg.PlotWidget:
@@ -200,6 +204,8 @@ class SummaryPanel(QGroupBox):
             self.fields[key] = QLabel("–")
             self.fields[key].setWordWrap(True)  # "29 done of 31, 1 failed, cancelled": inside a narrow dock
             form.addRow(label, self.fields[key])
+        self.fields["mean"].setToolTip("The batch's time per photo done: reading, the model, writing; time paused is "
+                                       "not counted. A row's Time is that photo's own")
         self.fields["rate"].setToolTip("Photos done per second; time held paused is not counted")
         self.fields["busy"].setToolTip("Share of the batch's own time the model was computing "
                                        "(time paused and the baseline's time in compare mode are not counted)")
@@ -215,7 +221,10 @@ class SummaryPanel(QGroupBox):
 
     def show_summary(self, s: BatchSummary) -> None:
         self.fields["photos"].setText(f"{s.done} done of {s.total}{s.outcome_text()}")
-        self.fields["mean"].setText(f"{s.mean_ms_per_photo:.0f} ms" if s.done else "–")
+        mean = f"{s.mean_ms_per_photo:.0f} ms" if s.done else "–"
+        if s.done and s.compare_infer_s:  # the batch's own time per photo: in compare mode the baseline's run is in it
+            mean += " (with the baseline's run)"
+        self.fields["mean"].setText(mean)
         rate = f"{s.photos_per_s:.2f} photos/s" if s.done else "–"
         if s.done and s.paused_s > 0:
             rate += f" ({s.paused_s:.1f} s paused, not counted)"
@@ -239,3 +248,53 @@ class SummaryPanel(QGroupBox):
 
     def text(self) -> str:
         return "\n".join(label.text() for label in self.fields.values())
+
+
+class LossPlot(QWidget):
+    """The training loss (cross-entropy on the colour bins) per step, drawn as it arrives: faint, and its smoothed
+    trend (``smoothed``) over it.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.plot = _plot("loss", "step")
+        for side in ("left", "bottom"):  # an empty plot's 0..1 range must not read "loss (x0.001)"
+            self.plot.getAxis(side).enableAutoSIPrefix(False)
+        self.plot.setMinimumHeight(150)
+        self.plot.addLegend(offset=(-10, 10))  # top right: the loss falls away from it
+        self.raw = self.plot.plot(pen=pg.mkPen(QColor(100, 170, 240, 120), width=1), name="each step")
+        self.curve = self.plot.plot(pen=pg.mkPen("#1e88e5", width=2.5), name="trend")
+        self.waiting = pg.TextItem("Waiting for the first training step…", anchor=(0.5, 0.5))
+        self.plot.addItem(self.waiting)
+        self.waiting.setPos(0.5, 0.5)
+        self.steps: list[float] = []
+        self.losses: list[float] = []
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot)
+
+    def add(self, step: float, loss: float) -> None:
+        self.steps.append(step)
+        self.losses.append(loss)
+        self.waiting.setVisible(False)
+        self.raw.setData(self.steps, self.losses)
+        self.curve.setData(self.steps, smoothed(self.losses))
+        self._frame()
+
+    def _frame(self) -> None:
+        """Whole steps at least 0..MIN_STEPS, and a loss span of at least MIN_LOSS_SPAN: pyqtgraph's own ranges
+        around one point labelled the axes in fractions of a step and 16-digit losses.
+        """
+        self.plot.setXRange(0, max(MIN_STEPS, self.steps[-1]), padding=0.02)
+        low, high = min(self.losses), max(self.losses)
+        middle, half = (low + high) / 2, max(high - low, MIN_LOSS_SPAN) / 2
+        self.plot.setYRange(middle - half, middle + half, padding=0.05)
+
+    def clear(self) -> None:
+        self.steps, self.losses = [], []
+        self.raw.setData([], [])
+        self.curve.setData([], [])
+        self.waiting.setVisible(True)
+
+    def release(self) -> None:
+        release_plots(self.plot)

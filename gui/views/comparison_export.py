@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QRect, Qt
-from PySide6.QtGui import QColor, QFont, QImage, QPainter
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 GAP = 8  # px of white between the two sides
@@ -33,9 +33,9 @@ def _to_qimage(rgb: np.ndarray) -> QImage:
     return QImage(rgb.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()
 
 
-def compose(before: np.ndarray, after: np.ndarray, before_caption: str = "Before",
-            after_caption: str = "After") -> QImage:
-    """Before (left) and after (right) on a white sheet with a caption above each side.
+def compose(before: np.ndarray, after: np.ndarray, name: str = "", after_note: str = "") -> QImage:
+    """Before (left) and after (right) on a white sheet with a caption above each side ("Before · NAME",
+    "After · NAME · NOTE", ``caption_pair``).
 
     Both are H x W x 3 uint8 RGB; the shorter side is centred vertically. The sheet is
     ``w_before + GAP + w_after`` wide and ``BAND + max(h)`` tall.
@@ -54,21 +54,30 @@ def compose(before: np.ndarray, after: np.ndarray, before_caption: str = "Before
         painter.setFont(font)
         painter.setPen(QColor(30, 30, 30))
         flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
-        for x, w, text in ((0, wb, before_caption), (wb + GAP, wa, after_caption)):
-            box = QRect(x + 6, 0, max(1, w - 12), BAND)
-            painter.drawText(box, flags, painter.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle,
+        boxes = [QRect(6, 0, max(1, wb - 12), BAND), QRect(wb + GAP + 6, 0, max(1, wa - 12), BAND)]
+        texts = caption_pair(name, after_note, painter.fontMetrics(), min(b.width() for b in boxes))
+        for box, text in zip(boxes, texts, strict=True):
+            painter.drawText(box, flags, painter.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight,
                                                                           box.width()))
     finally:
         painter.end()
     return sheet
 
 
-def captions(name: str, strength_percent: int | None = None) -> tuple[str, str]:
-    """("Before · NAME", "After · NAME[, strength S%]")."""
-    after = f"After · {name}"
-    if strength_percent is not None and strength_percent != 100:
-        after += f" · strength {strength_percent}%"
-    return f"Before · {name}", after
+def caption_pair(name: str, after_note: str, metrics: QFontMetrics, width: int) -> tuple[str, str]:
+    """("Before · NAME", "After · NAME[ · NOTE]") within ``width`` pixels each, the name cut in its middle the same
+    way on both sides where it must be (cut on one side only, it read as two different photos).
+    """
+    before, after = "Before · ", "After · "
+    note = f" · {after_note}" if after_note else ""
+    room = width - max(metrics.horizontalAdvance(before), metrics.horizontalAdvance(after + note))
+    shown = metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, max(1, room))
+    return before + shown, after + shown + note
+
+
+def strength_note(strength_percent: int | None) -> str:
+    """The After side's note: the colour strength where it is not the usual 100%."""
+    return "" if strength_percent is None or strength_percent == 100 else f"strength {strength_percent}%"
 
 
 def suggested_name(photo: Path) -> str:
@@ -115,5 +124,5 @@ def export_dialog(parent: QWidget, before: QImage, after: QImage, photo: Path, f
         return None
     make = filters.get(picked, full_size)
     pair = make() if make is not None else (qimage_to_rgb(before), qimage_to_rgb(after))
-    sheet = compose(*pair, *captions(photo.name, strength_percent))
+    sheet = compose(*pair, photo.name, strength_note(strength_percent))
     return write(Path(chosen), sheet)

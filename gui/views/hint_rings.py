@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from engine.hints import Hint
 from gui.model.colour_names import colour_names_apart
+from gui.views.placement import on_screen
 
 RING_RADIUS = 7  # screen pixels, at any zoom
 MENU_GAP = 40  # screen pixels left clear on each side of a click: the colours are picked looking at the spot
@@ -178,9 +179,7 @@ def beside(size: QSize, point: QPoint) -> QPoint:
     if max(right, left) < size.width() and max(below, above) >= size.height():
         x = point.x() - size.width() // 2
         y = point.y() + MENU_GAP if below >= size.height() else point.y() - MENU_GAP - size.height()
-    x = min(max(x, room.x()), max(room.x(), room.x() + room.width() - size.width()))  # nowhere fits: on screen
-    y = min(max(y, room.y()), max(room.y(), room.y() + room.height() - size.height()))
-    return QPoint(x, y)
+    return on_screen(QPoint(x, y), size, room)  # where nowhere fits, on the screen all the same
 
 
 def other_colour(parent: QWidget | None, start: RGB | None, pick: Callable[[RGB], None],

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from engine.color import grey_rgb
 from gui.model.previews import colour_image, shade_unsure, unsure_caption
+from gui.views.elided_line import ElidedLine
 from gui.views.preview_parts import (
     STRENGTH_STEP,
     Placeholder,
@@ -86,8 +87,8 @@ class BeforeAfterView(QWidget):
         self.before_view = ZoomView(self.before_scene)
         self.after_view = ZoomView(self.after_scene)
         self.wipe = WipeOverlay(self.before_scene, self.before_view, self)
-        self.before_caption = QLabel("Before: grey")
-        self.after_caption = QLabel("After: colour")
+        self.before_caption = ElidedLine("Before: grey")  # a long name or note ends in "…", whole in its tooltip
+        self.after_caption = ElidedLine("After: colour")
         self.after_box = QWidget()
         views_widget = photo_columns((self.before_caption, self.before_view), (self.after_caption, self.after_view),
                                      self.after_box)
@@ -164,7 +165,6 @@ class BeforeAfterView(QWidget):
             self.after_item.setPixmap(QPixmap())
             self.wipe.set_pixmap(QPixmap())
             self.after_caption.setText(f"After: {self._missing}")
-            self.after_caption.setToolTip(self.after_caption.text())
             return
         rgb = colour_image(self._L, self._ab, self.strength_percent() / 100)
         doubt = self._doubt if self._doubt is not None and self._doubt.shape == self._L.shape else None
@@ -250,7 +250,6 @@ class BeforeAfterView(QWidget):
     def _update_caption(self) -> None:
         text = "Wipe: grey ◀ │ ▶ colour" if self.mode == "wipe" else "Before: grey"
         self.before_caption.setText(f"{text} · {self._caption}" if self._caption else text)
-        self.before_caption.setToolTip(self.before_caption.text())
 
     def near_wipe_line(self, pos: QPoint) -> bool:
         """Whether viewport position ``pos`` of the left view grabs the wipe line (wipe mode only)."""

@@ -9,9 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QPixmap
+from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -33,12 +32,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.model.teach import smoothed
-from gui.views.charts import release_plots
+from gui.views.charts import LossPlot
+from gui.views.placement import on_screen
 
 MESSAGE_COLOURS = {"error": "#c62828", "warning": "#a15c00", "info": "#2e7d32", "": "palette(text)"}
 VERDICT_COLOURS = {"better": "#2e7d32", "worse": "#c62828", "within chance": "#a15c00"}
 PICTURE_SIDE = 200  # the longer side of each before/after picture on screen
+CAPTION_WIDTH = 140  # the most a held-out photo's name takes beside its pictures (pixels)
 PHASES = ("setup", "running", "result")
 
 
@@ -73,52 +73,6 @@ class FolderList(QListWidget):
             self.dropped.emit(folders)
 
 
-class LossPlot(QWidget):
-    """The training loss (cross-entropy on the colour bins) per step, drawn as it arrives: faint, and its smoothed
-    trend (``smoothed``) over it.
-    """
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.plot = pg.PlotWidget()
-        self.plot.setMenuEnabled(False)
-        self.plot.setMouseEnabled(x=False, y=False)
-        self.plot.hideButtons()
-        self.plot.showGrid(x=False, y=True, alpha=0.25)
-        self.plot.setLabel("left", "loss")
-        self.plot.setLabel("bottom", "step")
-        for side in ("left", "bottom"):  # an empty plot's 0..1 range must not read "loss (x0.001)"
-            self.plot.getAxis(side).enableAutoSIPrefix(False)
-        self.plot.setMinimumHeight(150)
-        self.plot.addLegend(offset=(-10, 10))  # top right: the loss falls away from it
-        self.raw = self.plot.plot(pen=pg.mkPen(QColor(100, 170, 240, 120), width=1), name="each step")
-        self.curve = self.plot.plot(pen=pg.mkPen("#1e88e5", width=2.5), name="trend")
-        self.waiting = pg.TextItem("Waiting for the first training step…", anchor=(0.5, 0.5))
-        self.plot.addItem(self.waiting)
-        self.waiting.setPos(0.5, 0.5)
-        self.steps: list[float] = []
-        self.losses: list[float] = []
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
-
-    def add(self, step: float, loss: float) -> None:
-        self.steps.append(step)
-        self.losses.append(loss)
-        self.waiting.setVisible(False)
-        self.raw.setData(self.steps, self.losses)
-        self.curve.setData(self.steps, smoothed(self.losses))
-
-    def clear(self) -> None:
-        self.steps, self.losses = [], []
-        self.raw.setData([], [])
-        self.curve.setData([], [])
-        self.waiting.setVisible(True)
-
-    def release(self) -> None:
-        release_plots(self.plot)
-
-
 class ExampleGrid(QWidget):
     """Held-out photos in rows: the original, the colours of the model the tune started from, the tuned model's,
     and the gain.
@@ -145,8 +99,10 @@ class ExampleGrid(QWidget):
                                 Qt.AlignmentFlag.AlignCenter)
         for row, ex in enumerate(examples, start=1):
             gain = ex.get("gain_db")
-            caption = QLabel(f"{Path(str(ex.get('name', ''))).name}\n"
-                             + (f"{gain:+.2f} dB" if isinstance(gain, int | float) else ""))
+            caption = QLabel()  # a long name must not push the tuned model's column out of sight: cut in its middle
+            name = caption.fontMetrics().elidedText(Path(str(ex.get("name", ""))).name, Qt.TextElideMode.ElideMiddle,
+                                                    CAPTION_WIDTH)
+            caption.setText(name + (f"\n{gain:+.2f} dB" if isinstance(gain, int | float) else ""))
             caption.setToolTip(str(ex.get("name", "")))
             self.grid.addWidget(caption, row, 0)
             for col, (key, _title) in enumerate(self.COLUMNS, start=1):
@@ -312,6 +268,9 @@ class TeachDialog(QDialog):
         self.result_box = QGroupBox("Measured on the photos held out")
         self.verdict_label = QLabel()
         self.verdict_label.setWordWrap(True)
+        self.verdict_label.setToolTip("Each model colours photos the training never saw, and its colours are compared "
+                                      "with their true ones (in dB: higher is closer). The "
+                                      "interval holds the true difference nine times in ten")
         self.examples = ExampleGrid()
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -392,6 +351,9 @@ class TeachDialog(QDialog):
         if self.height() < height:  # room for the plot, then the pictures; never past the screen
             screen = self.screen().availableGeometry()
             self.resize(min(max(self.width(), 900), screen.width() - 40), min(height, screen.height() - 60))
+        if self.isVisible():  # grown or not, its bottom edge past the screen hid the last row of pictures
+            frame = self.frameGeometry()
+            self.move(on_screen(frame.topLeft(), frame.size(), self.screen().availableGeometry()))
 
     def set_training_title(self, text: str) -> None:
         self.progress_box.setTitle(text)

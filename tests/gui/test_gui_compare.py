@@ -85,6 +85,8 @@ def test_model_busy_in_the_window_is_the_engines_share_without_the_baseline(qtbo
     own = summary.wall_s - summary.paused_s - summary.compare_infer_s
     assert summary.compare_infer_s > 0 and summary.model_busy_share == pytest.approx(min(1.0, summary.infer_s / own))
     assert window.summary.fields["busy"].text() == f"{100 * summary.model_busy_share:.0f}%"
+    # the mean per photo is the batch's time, the baseline's run in it: said, since each row's Time is not
+    assert window.summary.fields["mean"].text() == f"{summary.mean_ms_per_photo:.0f} ms (with the baseline's run)"
 
 
 def test_the_summary_fits_a_narrow_dock_with_a_long_outcome(qtbot):
@@ -95,6 +97,7 @@ def test_the_summary_fits_a_narrow_dock_with_a_long_outcome(qtbot):
     s = BatchSummary(total=31, done=29, failed=1, cancelled=True, wall_s=10.0, infer_s=3.0)
     panel.show_summary(s)
     assert panel.fields["photos"].text() == "29 done of 31, 1 failed, cancelled"
+    assert panel.fields["mean"].text() == f"{s.mean_ms_per_photo:.0f} ms"  # no baseline: the figure alone
     panel.resize(240, 400)
     panel.show()
     assert panel.minimumSizeHint().width() <= 240  # the long lines wrap instead of widening (or clipping) the dock

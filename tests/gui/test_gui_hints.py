@@ -565,8 +565,10 @@ def test_the_colour_menu_offers_the_colours_of_the_hints_placed_last_after_the_l
     assert store.recent_colours()[0] == (30, 30, 30) and len(store.recent_colours()) == 6
     store.flush()
     again = HintStore(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))  # a restart
-    remembered = {h.rgb for path in (first, second) for h in store.get(path)}
-    assert len(again.recent_colours()) == 6 and set(again.recent_colours()) <= remembered
+    assert again.recent_colours() == store.recent_colours()  # as they were, in their order
+    store.set(first, [])  # every hint of a colour deleted, then a restart: the colour is still offered
+    store.flush()
+    assert (30, 30, 30) in HintStore(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)).recent_colours()
     picked = []
     recent = [(10, 11, 12), (4, 5, 6), (1, 2, 3)]
     menu = colour_menu(None, [(4, 5, 6), (200, 0, 0)], picked.append, recent)
@@ -588,3 +590,35 @@ def test_after_run_again_a_selection_change_leaves_the_run_summary_on_the_status
     assert "colorized with other settings or hints" not in summary
     _select_row(window, 1)
     assert window.status_label.text() == summary  # not "up to date", not an offer: the run's own line stays
+
+
+def test_another_working_size_recolours_the_hinted_photo_on_show_and_a_kept_models_line_says_what_run_again_redoes(
+        qtbot, make_window, hinted_backend, photo):
+    window = _window(qtbot, make_window, hinted_backend, photo)
+    _add(qtbot, window, 0.5, 0.5, GREEN)
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        window.batch.start_batch()
+    asked = len([s for s in hinted_backend.seen if s[0] == "preview"])
+    with qtbot.waitSignal(window.hint_editor.preview_updated, timeout=TIMEOUT_MS):
+        window.engine_panel.work_size.setValue(96)  # as a kept model would: the live colour is made anew
+    assert len([s for s in hinted_backend.seen if s[0] == "preview"]) == asked + 1
+    window.teach.say_kept("Kept 'Family': it colorizes from now on.")
+    line = window.status_label.text()
+    assert line.startswith("Kept 'Family': it colorizes from now on. ")  # the change, then what it leaves to do
+    assert "The photo was colorized with other settings or hints" in line and "Run Again" in line
+    window.engine_panel.work_size.setValue(64)  # back to what the photo was made with: nothing left to offer
+    window.teach.say_kept("Kept 'Family': it colorizes from now on.")
+    assert window.status_label.text() == "Kept 'Family': it colorizes from now on."
+
+
+def test_damaged_used_before_colours_in_the_settings_are_left_out_not_a_failed_start(tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from gui.model.hint_store import RECENT_KEY, saved_colours
+
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    for damaged in ("not json", "[[1, 2]]", '{"a": 1}', "[[300, 0, 0]]", "7"):
+        settings.setValue(RECENT_KEY, damaged)
+        assert saved_colours(settings) == []
+    settings.setValue(RECENT_KEY, "[[1, 2, 3], [250, 0, 9]]")
+    assert saved_colours(settings) == [(1, 2, 3), (250, 0, 9)]

@@ -245,3 +245,17 @@ def test_the_last_photo_removed_while_it_loads_leaves_the_removed_text(qtbot, ma
     release.set()
     qtbot.waitUntil(lambda: "Removed from the queue" in window.preview.placeholder.label.text())
     assert QApplication.overrideCursor() is None and window.viewer.loading_key is None
+
+
+def test_a_caption_too_long_for_its_side_ends_in_an_ellipsis_and_keeps_the_whole_line_in_its_tooltip(
+        before_after, qtbot):
+    name = "a-very-long-file-name-of-an-old-family-photo-scanned-at-the-library-in-1987-" * 3 + "end.jpg"
+    before_after.show_photo(*_photo(), caption=name)
+    before_after.resize(600, 400)
+    caption = before_after.before_caption
+    qtbot.waitUntil(lambda: caption.width() < 400)
+    assert name in caption.text() and name in caption.toolTip()  # the whole line, for the tooltip and the tests
+    shown = caption.shown_text()
+    assert shown.endswith("…") and "end.jpg" not in shown  # cut where the room ends, and said to be cut
+    assert caption.fontMetrics().horizontalAdvance(shown) <= caption.contentsRect().width()
+    assert before_after.after_caption.shown_text() == before_after.after_caption.text()  # a short line stays whole

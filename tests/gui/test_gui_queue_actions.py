@@ -158,7 +158,7 @@ def test_compose_puts_before_left_and_after_right_under_their_captions():
     grey = np.full((30, 50, 3), 120, np.uint8)
     colour = np.zeros((40, 60, 3), np.uint8)
     colour[..., 0] = 200
-    sheet = qimage_to_rgb(compose(grey, colour, "Before · a.png", "After · a.png"))
+    sheet = qimage_to_rgb(compose(grey, colour, "a.png"))
     assert sheet.shape == (BAND + 40, 50 + GAP + 60, 3)
     photos = sheet[BAND + 6: BAND + 34].astype(int)  # the shorter before side is centred: rows 5..35
     left, right = photos[:, 2:48], photos[:, 50 + GAP + 2:-2]
@@ -166,6 +166,21 @@ def test_compose_puts_before_left_and_after_right_under_their_captions():
     assert (right[..., 0] == 200).all() and (right[..., 1] == 0).all()
     assert (photos[:, 50:50 + GAP] == 255).all()  # the white gap between them
     assert (sheet[:BAND, :50] < 128).any() and (sheet[:BAND, 50 + GAP:] < 128).any()  # both captions drawn
+
+
+def test_a_name_too_long_for_the_captions_is_cut_the_same_way_on_both_sides():
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from gui.views.comparison_export import caption_pair, strength_note
+
+    metrics = QFontMetrics(QFont())
+    name = "gcompris_cat-fish1-from-the-attic-box-of-1950s-prints.jpg"
+    before, after = caption_pair(name, strength_note(150), metrics, 300)
+    assert before.startswith("Before · ") and after.startswith("After · ") and after.endswith(" · strength 150%")
+    shown = before.removeprefix("Before · ")
+    assert "…" in shown and after == f"After · {shown} · strength 150%"  # one cut, the same on both sides
+    assert max(metrics.horizontalAdvance(before), metrics.horizontalAdvance(after)) <= 300
+    assert caption_pair("a.png", strength_note(100), metrics, 300) == ("Before · a.png", "After · a.png")
 
 
 def test_export_comparison_writes_one_side_by_side_image_grey_left_colour_right(
@@ -275,3 +290,4 @@ def test_ctrl_end_and_ctrl_home_select_the_last_and_first_photo_not_only_move_th
     assert table.selected_rows() == [0]
     qtbot.keyClick(table, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)  # the rest as before: Shift extends
     assert table.selected_rows() == [0, 1]
+    qtbot.keyRelease(table, Qt.Key.Key_Shift)  # Qt keeps the last event's modifiers: a later selectRow read Shift

@@ -93,7 +93,7 @@ def test_teaching_runs_in_another_process_while_the_window_keeps_processing_even
     assert (models_dir / "Family.pt").is_file() and (models_dir / "Family.md").is_file()
     dialog.keep_button.click()
     assert window.teach.dialog is None
-    assert window.status_label.text().endswith(", in place of Shipped")  # the choice it took the place of
+    assert window.status_label.text().endswith(", in place of Shipped.")  # the choice it took the place of
     panel = window.engine_panel
     assert panel.model_name() == "Family" and panel.choice().weights == models_dir / "Family.pt"
     assert "Family" in [panel.model.itemData(i) for i in range(panel.model.count())]
@@ -205,7 +205,7 @@ def test_the_dialog_and_the_engine_agree_on_the_thresholds():
 
 
 def test_the_loss_plot_draws_each_steps_loss_faintly_and_a_smoothed_trend_over_it(qtbot):
-    from gui.views.teach_dialog import LossPlot
+    from gui.views.charts import LossPlot
 
     rng = np.random.default_rng(0)
     losses = [3.0 - 0.01 * i + rng.normal(0, 0.3) for i in range(200)]  # a falling loss under batch noise
@@ -225,10 +225,25 @@ def test_the_loss_plot_draws_each_steps_loss_faintly_and_a_smoothed_trend_over_i
     assert plot.raw.getData()[1] is None or len(plot.raw.getData()[1]) == 0
 
 
+def test_the_loss_plots_axes_read_in_whole_steps_and_a_sensible_loss_span_from_the_first_step(qtbot):
+    from gui.views.charts import MIN_LOSS_SPAN, MIN_STEPS, LossPlot
+
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.add(1, 2.653876781463625)  # one point: pyqtgraph alone spanned 1e-14 of loss and 0.6..1.4 of a step
+    (x0, x1), (y0, y1) = plot.plot.getViewBox().viewRange()
+    assert x0 <= 0 and x1 >= MIN_STEPS
+    assert y1 - y0 >= MIN_LOSS_SPAN and y0 < 2.6538 < y1
+    for step, loss in enumerate([2.1, 3.9, 2.5, 3.0] * 10, start=2):  # a run past the least axes: all of it shown
+        plot.add(step, loss)
+    (x0, x1), (y0, y1) = plot.plot.getViewBox().viewRange()
+    assert x1 >= 41 and y0 <= 2.1 and y1 >= 3.9
+
+
 def test_the_verdict_says_better_worse_or_within_chance():
     better = {"photos": 22, "gain_db": 0.62, "interval": [0.31, 0.95], "verdict": "better"}
-    assert teach.verdict_text(better) == ("+0.62 dB better than the shipped model on 22 photos held out "
-                                          "(90% interval +0.31 to +0.95).")
+    assert teach.verdict_text(better) == ("Better: closer to the true colours than the shipped model on 22 photos "
+                                          "held out (+0.62 dB, 90% interval +0.31 to +0.95).")  # words, then figures
     worse = teach.verdict_text({**better, "gain_db": -0.4, "interval": [-0.7, -0.1], "verdict": "worse"})
     assert worse.startswith("Worse:") and "keep the shipped model" in worse.lower()
     assert teach.verdict_text({**better, "interval": [-0.1, 0.9], "verdict": "within chance"}).startswith(
@@ -237,9 +252,10 @@ def test_the_verdict_says_better_worse_or_within_chance():
 
 def test_the_verdict_names_the_model_the_tune_started_from():
     better = {"photos": 22, "gain_db": 0.62, "interval": [0.31, 0.95], "verdict": "better"}
-    assert teach.verdict_text(better, "old-prints").startswith("+0.62 dB better than the Old prints model on 22")
+    assert teach.verdict_text(better, "old-prints").startswith(
+        "Better: closer to the true colours than the Old prints model on 22")
     worse = teach.verdict_text({**better, "gain_db": -0.4, "verdict": "worse"}, "Family 1950s")
-    assert "against the model 'Family 1950s'" in worse and "Keep the model 'Family 1950s'" in worse
+    assert "than the model 'Family 1950s'" in worse and "Keep the model 'Family 1950s'" in worse
     assert "shipped" not in worse
 
 
@@ -465,3 +481,40 @@ def test_a_tune_refuses_to_write_over_the_model_it_starts_from(models_dir, tuned
     with pytest.raises(TuneError, match="the one to start from"):
         run_tune(TuneSettings(photos=[tmp_path], name="Mine", base=tuned_model, replace=True))
     assert tuned_model.is_file()
+
+
+def test_the_result_page_stays_on_the_screen_and_a_long_name_leaves_room_for_the_tuned_models_pictures(
+        qtbot, tmp_path):
+    from PySide6.QtCore import QPoint
+
+    from gui.views.teach_dialog import CAPTION_WIDTH, TeachDialog
+
+    picture = tmp_path / "p.png"
+    cv2.imwrite(str(picture), colour_image(0, 200, 150))
+    name = "opencv_scenetext-segmented-word04-and-some-more-words-of-a-long-file-name.jpg"
+    examples = [{"name": name, "gain_db": 0.81, "original": picture, "start": picture, "tuned": picture}] * 3
+    dialog = TeachDialog()
+    qtbot.addWidget(dialog)
+    room = dialog.screen().availableGeometry()
+    dialog.resize(700, 300)
+    dialog.move(QPoint(room.x() + room.width() - 500, room.y() + room.height() - 200))  # low and right, as left
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    dialog.set_phase("running")
+    dialog.show_result("+0.31 dB better", "better", examples)
+    frame = dialog.frameGeometry()
+    assert room.contains(frame.topLeft()) and frame.right() <= room.right() and frame.bottom() <= room.bottom()
+    caption = dialog.examples.grid.itemAtPosition(1, 0).widget()
+    assert caption.toolTip() == name and "…" in caption.text() and "+0.81 dB" in caption.text()
+    assert max(caption.fontMetrics().horizontalAdvance(line) for line in caption.text().split("\n")) <= CAPTION_WIDTH
+
+
+def test_a_window_too_low_or_too_wide_for_the_screen_is_moved_onto_it():
+    from PySide6.QtCore import QPoint, QRect, QSize
+
+    from gui.views.placement import on_screen
+
+    room = QRect(0, 30, 1366, 738)
+    assert on_screen(QPoint(700, 500), QSize(900, 700), room) == QPoint(466, 68)  # up and left, just enough
+    assert on_screen(QPoint(100, 100), QSize(300, 200), room) == QPoint(100, 100)  # already on it: where it was
+    assert on_screen(QPoint(-50, 900), QSize(2000, 900), room) == QPoint(0, 30)  # larger than the room: its corner

@@ -1,4 +1,6 @@
-"""The status bar's line: a line too long for the window ends in "…", and the whole of it is its tooltip."""
+"""A line of text that ends in "…" where the room is short (the status bar, the preview's captions), the whole of it
+its tooltip.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 
-class StatusLine(QLabel):
+class ElidedLine(QLabel):
     """``text()`` stays the whole line (what the window said); only its painting is cut to the room there is."""
 
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
