@@ -93,7 +93,7 @@ class QueuePresenter(QObject):
         if not samples:
             self.say(f"No sample photos found in {self.samples_dir}")
             return 0
-        return self.add_paths(samples)
+        return self.add_paths([self.samples_dir])  # as a folder: their outputs under its name, not among one's own
 
     def selected_keys(self) -> list[int]:
         return [self.queue.row(i).key for i in self.table.selected_rows()]

@@ -150,6 +150,8 @@ def test_try_the_sample_photos_queues_the_shipped_grey_samples(make_window, back
     assert window.preview.placeholder.button.isVisible()
     window.actions_by_name["samples"].trigger()
     assert sorted(r.path.name for r in window.queue.rows()) == ["harbour.png", "street.jpg"]
+    # queued as the folder they are: their outputs go under "samples/" in the output folder, apart from one's own
+    assert all(r.path.relative_to(r.root).parts[0] == "samples" for r in window.queue.rows())
 
 
 def test_sample_action_without_samples_says_so(make_window, backend, tmp_path):
