@@ -5,6 +5,13 @@ from __future__ import annotations
 import colorsys
 from collections.abc import Sequence
 
+import numpy as np
+
+from engine.color import rgb_to_lab
+
+APART_L = 3.0  # L* units: two like-named colours this much apart in lightness are called lighter and darker
+APART_C = 5.0  # chroma (ab units): this much apart, softer and more vivid
+
 # Hue families by the hue angle where each ends (degrees, HLS hue); red wraps round.
 _HUES = ((15, "red"), (40, "orange"), (65, "yellow"), (85, "yellow-green"), (160, "green"), (190, "teal"),
          (250, "blue"), (315, "purple"), (345, "pink"), (360, "red"))
@@ -32,21 +39,29 @@ def colour_name(rgb: tuple[int, int, int]) -> str:
 
 
 def colour_names_apart(colours: Sequence[tuple[int, int, int]]) -> list[str]:
-    """A name for each colour of a menu, no two alike: colours that share a name are told apart by how they
-    differ most (lighter or darker, more vivid or softer, or else their order), so two "tan"s read as a choice.
+    """A name for each colour of a menu, no two alike. Two colours that share a name are told apart by how they
+    differ in CIELAB, where it shows (lighter or darker by ``APART_L``, softer or more vivid by ``APART_C``; a
+    hint's suggestions all have its pixel's lightness); otherwise, and for three or more, they are numbered in the
+    menu's order.
     """
     names = [colour_name(rgb) for rgb in colours]
+    if not colours:
+        return names
+    lab = rgb_to_lab(np.array(colours, np.uint8).reshape(1, -1, 3))[0]
+    chroma = np.hypot(lab[:, 1], lab[:, 2])
     for name in set(names):
         alike = [i for i, n in enumerate(names) if n == name]
         if len(alike) < 2:
             continue
-        hls = {i: colorsys.rgb_to_hls(*(c / 255 for c in colours[i])) for i in alike}
-        lights, sats = [hls[i][1] for i in alike], [hls[i][2] for i in alike]
-        by_light = max(lights) - min(lights) >= max(sats) - min(sats)
-        words = ("darker", "lighter") if by_light else ("softer", "more vivid")
-        ranked = [i for _, i in sorted(zip(lights if by_light else sats, alike, strict=True))]
-        names[ranked[0]], names[ranked[-1]] = f"{name}, {words[0]}", f"{name}, {words[1]}"
-        middle = ranked[1:-1]
-        for k, i in enumerate(middle, 2):  # one between keeps the plain name; more are numbered in order
-            names[i] = name if len(middle) == 1 else f"{name} {k}"
+        first, second = alike[0], alike[-1]
+        apart = [(lab[second, 0] - lab[first, 0], APART_L, ("darker", "lighter")),
+                 (chroma[second] - chroma[first], APART_C, ("softer", "more vivid"))]
+        way = next(((d, words) for d, least, words in apart if abs(d) >= least), None) if len(alike) == 2 else None
+        if way is None:
+            for k, i in enumerate(alike, 1):
+                names[i] = f"{name} {k}"
+            continue
+        low, high = way[1]
+        names[first], names[second] = (f"{name}, {low}", f"{name}, {high}") if way[0] > 0 else \
+            (f"{name}, {high}", f"{name}, {low}")
     return names

@@ -45,7 +45,7 @@ RECENT_KEY = "hints/recent_colours"
 
 
 def saved_colours(settings: QSettings) -> list[tuple[int, int, int]]:
-    """The "Used before" colours saved at the last close, newest first (none where the setting is damaged)."""
+    """The "Used before" colours as last saved (``HintStore.flush``), newest first; none where it is damaged."""
     try:
         colours = json.loads(str(settings.value(RECENT_KEY, "[]")))
         return [(int(r), int(g), int(b)) for r, g, b in colours if all(0 <= int(c) <= 255 for c in (r, g, b))]
@@ -104,8 +104,8 @@ class HintStore(QObject):
 
     def recent_colours(self) -> list[tuple[int, int, int]]:
         """The colours last given to hints, newest first, each once (a hint moved or a photo's hints undone give
-        none; at the start, those of the hints remembered): a colour found with Other… is one click away for the
-        next hint, on this photo or another.
+        none; at the start, those saved before, then those of the hints remembered): a colour found with Other… is
+        one click away for the next hint, on this photo or another, after a restart too.
         """
         return list(self._recent)
 

@@ -296,8 +296,10 @@ class RunAgainOffer:
         """
         b = self.batch
         if b.controller.running:
-            if lead:
-                b.say(lead)
+            if lead:  # the change reaches the next run; a photo selected after this one ends offers Run Again
+                b.say(f"{lead} The batch running goes on as it began; Run Again ({b.shortcut('run_again')}) after "
+                      "it redoes its photos.")
+                self.offering = True
             return
         stale = stale_keys(b.queue, b.settings(), b.hint_store) if stale is None else stale
         if stale:

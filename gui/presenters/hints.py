@@ -60,6 +60,7 @@ class HintEditor(QObject):
         self.path: Path | None = None
         self.menu: QMenu | None = None
         self._results: OrderedDict[tuple[int, Hints, ColorizeSettings], np.ndarray] = OrderedDict()
+        self._pixels: ColorizeSettings | None = None  # the settings that decide a preview's colour, last seen
         self._rings: list[Ring] = []
         self.drag = HintDrag(self)
         self._edits = RingEdits(self, self.remove, self.move, self.recolour_hint, self.drag.step, self.drag.back)
@@ -177,10 +178,11 @@ class HintEditor(QObject):
             self.recolourer.request(key, L, hints, settings, self.path)
 
     def settings_changed(self) -> None:
-        """Another model or working size: a hinted photo's live colour is made anew (it shows what Run Again gives);
-        an unhinted one goes on showing the file written.
+        """Another model or working size: a hinted photo's live colour is made anew (what Run Again would give; not
+        for a batch size); an unhinted one goes on showing the file written.
         """
-        if self.hints():
+        pixels, self._pixels = self._pixels, replace(self.settings(), batch_size=1, compile=False)
+        if self.hints() and pixels != self._pixels:
             self.recolour()
 
     def follow_batch(self, summary: BatchSummary) -> None:

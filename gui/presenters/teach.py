@@ -292,5 +292,5 @@ def kept_in_place_of(before: str, kept: str) -> str:
     Auto is named with what it did, since one model now colours old prints too.
     """
     if before == AUTO:
-        return ", old-print scans too, in place of Auto (choose Auto in the Model list to go back)"
+        return ", old-print scans too, in place of Auto"
     return f", in place of {display_name(before)}" if before != kept else ""

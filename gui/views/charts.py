@@ -221,11 +221,9 @@ class SummaryPanel(QGroupBox):
 
     def show_summary(self, s: BatchSummary) -> None:
         self.fields["photos"].setText(f"{s.done} done of {s.total}{s.outcome_text()}")
-        mean = f"{s.mean_ms_per_photo:.0f} ms" if s.done else "–"
-        if s.done and s.compare_infer_s:  # the batch's own time per photo: in compare mode the baseline's run is in it
-            mean += " (with the baseline's run)"
-        self.fields["mean"].setText(mean)
-        rate = f"{s.photos_per_s:.2f} photos/s" if s.done else "–"
+        with_baseline = " (with the baseline's run)" if s.done and s.compare_infer_s else ""  # not a row's Time
+        self.fields["mean"].setText(f"{s.mean_ms_per_photo:.0f} ms{with_baseline}" if s.done else "–")
+        rate = f"{s.photos_per_s:.2f} photos/s{with_baseline}" if s.done else "–"
         if s.done and s.paused_s > 0:
             rate += f" ({s.paused_s:.1f} s paused, not counted)"
         self.fields["rate"].setText(rate)
@@ -294,6 +292,7 @@ class LossPlot(QWidget):
         self.steps, self.losses = [], []
         self.raw.setData([], [])
         self.curve.setData([], [])
+        self.plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)  # the waiting text's frame, not the last run's
         self.waiting.setVisible(True)
 
     def release(self) -> None:

@@ -68,10 +68,12 @@ def caption_pair(name: str, after_note: str, metrics: QFontMetrics, width: int) 
     """("Before · NAME", "After · NAME[ · NOTE]") within ``width`` pixels each, the name cut in its middle the same
     way on both sides where it must be (cut on one side only, it read as two different photos).
     """
-    before, after = "Before · ", "After · "
     note = f" · {after_note}" if after_note else ""
-    room = width - max(metrics.horizontalAdvance(before), metrics.horizontalAdvance(after + note))
-    shown = metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, max(1, room))
+    if not name:
+        return "Before", "After" + note
+    before, after = "Before · ", "After · "
+    room = width - max(metrics.horizontalAdvance(before), metrics.horizontalAdvance(after + note)) - 2  # rounding
+    shown = metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, max(1, room)) or "…"
     return before + shown, after + shown + note
 
 

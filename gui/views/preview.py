@@ -87,7 +87,7 @@ class BeforeAfterView(QWidget):
         self.before_view = ZoomView(self.before_scene)
         self.after_view = ZoomView(self.after_scene)
         self.wipe = WipeOverlay(self.before_scene, self.before_view, self)
-        self.before_caption = ElidedLine("Before: grey")  # a long name or note ends in "…", whole in its tooltip
+        self.before_caption = ElidedLine("Before: grey", mode=Qt.TextElideMode.ElideMiddle)  # whole in its tooltip
         self.after_caption = ElidedLine("After: colour")
         self.after_box = QWidget()
         views_widget = photo_columns((self.before_caption, self.before_view), (self.after_caption, self.after_view),

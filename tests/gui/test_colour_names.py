@@ -21,8 +21,11 @@ def test_colours_of_one_menu_that_share_a_name_are_told_apart_by_how_they_differ
     light_tan, tan, blue = (226, 180, 125), (214, 160, 100), (0, 0, 255)
     assert colour_name(light_tan) == colour_name(tan) == "tan"  # the case the trial met: two "tan"s
     assert colour_names_apart([light_tan, blue, tan]) == ["tan, lighter", "blue", "tan, darker"]
-    vivid, soft = (240, 40, 40), (200, 80, 80)  # equally light reds, one greyer
+    vivid, soft = (240, 40, 40), (200, 80, 80)  # about equally light reds, one greyer
     assert colour_names_apart([soft, vivid]) == ["red, softer", "red, more vivid"]
+    # a hint's suggestions share its pixel's lightness: one unit of red apart is no "lighter", only another entry
+    assert colour_names_apart([(114, 92, 0), (115, 92, 0)]) == ["dark brown 1", "dark brown 2"]
     three = colour_names_apart([(224, 172, 105), (226, 180, 125), (214, 160, 100)])
-    assert len(set(three)) == 3 and "tan" in three  # the middle one keeps the plain name
+    assert three == ["tan 1", "tan 2", "tan 3"]  # three or more: numbered in the menu's order
     assert colour_names_apart([blue, (255, 0, 0)]) == ["blue", "red"]  # names already apart are left alone
+    assert colour_names_apart([]) == []

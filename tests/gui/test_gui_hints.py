@@ -602,6 +602,9 @@ def test_another_working_size_recolours_the_hinted_photo_on_show_and_a_kept_mode
     with qtbot.waitSignal(window.hint_editor.preview_updated, timeout=TIMEOUT_MS):
         window.engine_panel.work_size.setValue(96)  # as a kept model would: the live colour is made anew
     assert len([s for s in hinted_backend.seen if s[0] == "preview"]) == asked + 1
+    window.engine_panel.batch_size.setValue(window.engine_panel.batch_size.value() + 1)  # changes no pixel
+    qtbot.wait(300)
+    assert len([s for s in hinted_backend.seen if s[0] == "preview"]) == asked + 1  # so no model run for it
     window.teach.say_kept("Kept 'Family': it colorizes from now on.")
     line = window.status_label.text()
     assert line.startswith("Kept 'Family': it colorizes from now on. ")  # the change, then what it leaves to do

@@ -181,6 +181,8 @@ def test_a_name_too_long_for_the_captions_is_cut_the_same_way_on_both_sides():
     assert "…" in shown and after == f"After · {shown} · strength 150%"  # one cut, the same on both sides
     assert max(metrics.horizontalAdvance(before), metrics.horizontalAdvance(after)) <= 300
     assert caption_pair("a.png", strength_note(100), metrics, 300) == ("Before · a.png", "After · a.png")
+    assert caption_pair(name, strength_note(150), metrics, 20)[0] == "Before · …"  # no room: still said to be cut
+    assert caption_pair("", "", metrics, 300) == ("Before", "After")
 
 
 def test_export_comparison_writes_one_side_by_side_image_grey_left_colour_right(
@@ -284,10 +286,12 @@ def test_ctrl_end_and_ctrl_home_select_the_last_and_first_photo_not_only_move_th
     table = window.table
     table.setFocus()
     table.selectRow(1)
-    qtbot.keyClick(table, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
-    assert table.selected_rows() == [3]
-    qtbot.keyClick(table, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
-    assert table.selected_rows() == [0]
-    qtbot.keyClick(table, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)  # the rest as before: Shift extends
-    assert table.selected_rows() == [0, 1]
-    qtbot.keyRelease(table, Qt.Key.Key_Shift)  # Qt keeps the last event's modifiers: a later selectRow read Shift
+    try:
+        qtbot.keyClick(table, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+        assert table.selected_rows() == [3]
+        qtbot.keyClick(table, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+        assert table.selected_rows() == [0]
+        qtbot.keyClick(table, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)  # the rest as before: Shift extends
+        assert table.selected_rows() == [0, 1]
+    finally:
+        qtbot.keyRelease(table, Qt.Key.Key_Shift)  # Qt keeps the last event's modifiers: a later selectRow read Shift

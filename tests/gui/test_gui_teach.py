@@ -238,6 +238,9 @@ def test_the_loss_plots_axes_read_in_whole_steps_and_a_sensible_loss_span_from_t
         plot.add(step, loss)
     (x0, x1), (y0, y1) = plot.plot.getViewBox().viewRange()
     assert x1 >= 41 and y0 <= 2.1 and y1 >= 3.9
+    plot.clear()  # a second run in the same dialog (after a cancel): the waiting text in sight again
+    (x0, x1), (y0, y1) = plot.plot.getViewBox().viewRange()
+    assert plot.waiting.isVisible() and x0 <= plot.waiting.pos().x() <= x1 and y0 <= plot.waiting.pos().y() <= y1
 
 
 def test_the_verdict_says_better_worse_or_within_chance():
@@ -501,7 +504,7 @@ def test_the_result_page_stays_on_the_screen_and_a_long_name_leaves_room_for_the
     dialog.show()
     qtbot.waitExposed(dialog)
     dialog.set_phase("running")
-    dialog.show_result("+0.31 dB better", "better", examples)
+    dialog.show_result("Better: closer to the true colours (+0.31 dB)", "better", examples)
     frame = dialog.frameGeometry()
     assert room.contains(frame.topLeft()) and frame.right() <= room.right() and frame.bottom() <= room.bottom()
     caption = dialog.examples.grid.itemAtPosition(1, 0).widget()
@@ -518,3 +521,15 @@ def test_a_window_too_low_or_too_wide_for_the_screen_is_moved_onto_it():
     assert on_screen(QPoint(700, 500), QSize(900, 700), room) == QPoint(466, 68)  # up and left, just enough
     assert on_screen(QPoint(100, 100), QSize(300, 200), room) == QPoint(100, 100)  # already on it: where it was
     assert on_screen(QPoint(-50, 900), QSize(2000, 900), room) == QPoint(0, 30)  # larger than the room: its corner
+
+
+def test_a_model_kept_while_a_batch_runs_says_the_batch_goes_on_as_it_began_and_run_again_after_it(
+        qtbot, make_window, slow_backend, grey_photos):
+    window = make_window(slow_backend)
+    window.queue_presenter.add_paths(grey_photos(4))
+    with qtbot.waitSignal(window.controller.finished, timeout=60_000):
+        assert window.batch.start_batch()
+        window.teach.say_kept("Kept 'Family': it colorizes from now on.")
+        line = window.status_label.text()
+        assert line.startswith("Kept 'Family'") and "The batch running goes on as it began" in line
+        assert "Run Again" in line  # not "it colorizes every photo now" alone, while four are made the old way
