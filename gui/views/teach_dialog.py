@@ -38,7 +38,7 @@ from gui.views.placement import on_screen
 MESSAGE_COLOURS = {"error": "#c62828", "warning": "#a15c00", "info": "#2e7d32", "": "palette(text)"}
 VERDICT_COLOURS = {"better": "#2e7d32", "worse": "#c62828", "within chance": "#a15c00"}
 PICTURE_SIDE = 200  # the longer side of each before/after picture on screen
-CAPTION_WIDTH = 140  # the most a held-out photo's name takes beside its pictures (pixels)
+CAPTION_WIDTH = 400  # the most a held-out photo's name takes over its pictures (pixels)
 PHASES = ("setup", "running", "result")
 
 
@@ -74,8 +74,9 @@ class FolderList(QListWidget):
 
 
 class ExampleGrid(QWidget):
-    """Held-out photos in rows: the original, the colours of the model the tune started from, the tuned model's,
-    and the gain.
+    """Held-out photos, each a line (its name and gain) over a row of pictures: the original, the colours of the
+    model the tune started from, the tuned model's. The pictures have the whole width: beside a column of names
+    the tuned model's went out of sight in a dialog under about 900 px.
     """
 
     COLUMNS = (("original", "Original (held out)"), ("start", "Shipped model"), ("tuned", "Tuned model"))
@@ -83,7 +84,7 @@ class ExampleGrid(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.grid = QGridLayout(self)
-        self.grid.setColumnStretch(len(self.COLUMNS) + 1, 1)  # spare width to the right, not into the captions
+        self.grid.setColumnStretch(len(self.COLUMNS), 1)  # spare width to the right, not between the pictures
         self.pictures: list[QLabel] = []
 
     def set_examples(self, examples: list[dict[str, Any]], start: str = "Shipped model") -> None:
@@ -94,18 +95,18 @@ class ExampleGrid(QWidget):
             if widget is not None:
                 widget.deleteLater()
         self.pictures = []
-        for col, (key, title) in enumerate(self.COLUMNS, start=1):
+        for col, (key, title) in enumerate(self.COLUMNS):
             self.grid.addWidget(QLabel(f"<b>{start if key == 'start' else title}</b>"), 0, col,
                                 Qt.AlignmentFlag.AlignCenter)
-        for row, ex in enumerate(examples, start=1):
+        for i, ex in enumerate(examples):
             gain = ex.get("gain_db")
-            caption = QLabel()  # a long name must not push the tuned model's column out of sight: cut in its middle
+            caption = QLabel()  # a long name is cut in its middle, whole in the tooltip
             name = caption.fontMetrics().elidedText(Path(str(ex.get("name", ""))).name, Qt.TextElideMode.ElideMiddle,
                                                     CAPTION_WIDTH)
-            caption.setText(name + (f"\n{gain:+.2f} dB" if isinstance(gain, int | float) else ""))
+            caption.setText(name + (f"  ·  {gain:+.2f} dB" if isinstance(gain, int | float) else ""))
             caption.setToolTip(str(ex.get("name", "")))
-            self.grid.addWidget(caption, row, 0)
-            for col, (key, _title) in enumerate(self.COLUMNS, start=1):
+            self.grid.addWidget(caption, 1 + 2 * i, 0, 1, len(self.COLUMNS))
+            for col, (key, _title) in enumerate(self.COLUMNS):
                 picture = QLabel()
                 pixmap = QPixmap(str(ex.get(key, "")))
                 if pixmap.isNull():
@@ -113,7 +114,7 @@ class ExampleGrid(QWidget):
                 else:
                     picture.setPixmap(pixmap.scaled(PICTURE_SIDE, PICTURE_SIDE, Qt.AspectRatioMode.KeepAspectRatio,
                                                     Qt.TransformationMode.SmoothTransformation))
-                self.grid.addWidget(picture, row, col, Qt.AlignmentFlag.AlignCenter)
+                self.grid.addWidget(picture, 2 + 2 * i, col, Qt.AlignmentFlag.AlignCenter)
                 self.pictures.append(picture)
 
     def shown_pictures(self) -> int:

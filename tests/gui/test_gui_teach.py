@@ -508,8 +508,12 @@ def test_the_result_page_stays_on_the_screen_and_a_long_name_leaves_room_for_the
     frame = dialog.frameGeometry()
     assert room.contains(frame.topLeft()) and frame.right() <= room.right() and frame.bottom() <= room.bottom()
     caption = dialog.examples.grid.itemAtPosition(1, 0).widget()
-    assert caption.toolTip() == name and "…" in caption.text() and "+0.81 dB" in caption.text()
-    assert max(caption.fontMetrics().horizontalAdvance(line) for line in caption.text().split("\n")) <= CAPTION_WIDTH
+    assert caption.toolTip() == name and "…" in caption.text() and caption.text().endswith("+0.81 dB")
+    assert caption.fontMetrics().horizontalAdvance(caption.text().split("  ·  ")[0]) <= CAPTION_WIDTH
+    pictures = [dialog.examples.grid.itemAtPosition(2, col).widget() for col in range(3)]
+    scroll = dialog.examples.parentWidget()  # the scroll area's viewport: the tuned model's picture in sight
+    assert all(p.pixmap().width() > 0 for p in pictures)
+    assert pictures[2].mapTo(dialog.examples, pictures[2].rect().topRight()).x() <= scroll.width()
 
 
 def test_a_window_too_low_or_too_wide_for_the_screen_is_moved_onto_it():
