@@ -167,6 +167,7 @@ class Job:
     path: Path
     root: Path
     replaces: Path | None = None
+    number: int | None = None  # its {index} in a name pattern: the app's queue row, the same on every run; else index+1
 
 
 @dataclass

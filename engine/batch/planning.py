@@ -64,7 +64,8 @@ class OutputPlanner:
         e = self.export
         rel = _safe_relative(job) if e.mirror_subfolders else Path(job.path.name)
         stem = Path(rel.name).stem
-        name = e.name_pattern.format(stem=stem, index=job.index + 1).replace("/", "_").replace("\\", "_")
+        number = job.index + 1 if job.number is None else job.number
+        name = e.name_pattern.format(stem=stem, index=number).replace("/", "_").replace("\\", "_")
         if name in ("", ".", ".."):
             name = stem
         folder = self.root / rel.parent

@@ -142,7 +142,7 @@ class BatchWorker(QObject):
             if compare is not None:  # what is compared with what: "optimized bf16, batch 4 vs baseline fp32, ..."
                 description = (f"{engine_label(colorizer)} vs {engine_label(compare)} "
                                f"on {colorizer.settings.device}")
-            jobs = [Job(i, p.path, p.root, p.replaces) for i, p in enumerate(req.photos)]
+            jobs = [Job(i, p.path, p.root, p.replaces, p.number) for i, p in enumerate(req.photos)]
             hints = {i: p.hints for i, p in enumerate(req.photos) if p.hints}
             if hints and not colorizer.takes_hints:  # inert with these weights: say so, colorize without them
                 description += f" (colour hints not used: {NO_HINTS_TEXT})"
@@ -387,7 +387,8 @@ class Backend:
 
     def copies_to_ask_about(self, photos: Sequence[QueuedPhoto], export: ExportOptions,
                             stop: Callable[[], bool] = lambda: False) -> int:
-        return copies_to_ask_about(export, [Job(i, p.path, p.root, p.replaces) for i, p in enumerate(photos)], stop)
+        jobs = [Job(i, p.path, p.root, p.replaces, p.number) for i, p in enumerate(photos)]
+        return copies_to_ask_about(export, jobs, stop)
 
     def available_options(self) -> dict[str, Any]:
         return available_options()

@@ -252,8 +252,8 @@ class QueueModel(QAbstractTableModel):
         return list(self._rows)
 
     def runnable(self) -> list[QueuedPhoto]:
-        return [QueuedPhoto(r.key, r.path, r.root, replaces=r.output or r.last_output) for r in self._rows
-                if r.status in RUNNABLE]
+        return [QueuedPhoto(r.key, r.path, r.root, replaces=r.output or r.last_output, number=i + 1)
+                for i, r in enumerate(self._rows) if r.status in RUNNABLE]
 
     def counts(self) -> dict[Status, int]:
         out = dict.fromkeys(STATUSES, 0)

@@ -24,6 +24,7 @@ class QueuedPhoto:
     root: Path
     hints: tuple[Hint, ...] = ()
     replaces: Path | None = None
+    number: int | None = None  # its place in the queue, from 1: a name pattern's {index}, the same on every run
 
 
 @dataclass(frozen=True)

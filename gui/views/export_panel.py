@@ -65,7 +65,8 @@ class ExportPanel(QGroupBox):
         self.mirror = QCheckBox("Mirror input subfolders")
         self.mirror.setToolTip("A dropped folder's subfolders are recreated inside the output folder")
         self.pattern = QLineEdit()
-        self.pattern.setToolTip("File name without extension: {stem} is the input's name, {index} its number")
+        self.pattern.setToolTip("File name without extension: {stem} is the input's name, {index} its place in the "
+                                "queue")
         self.pattern_error = QLabel()
         self.pattern_error.setStyleSheet("color: #c62828")
         self.pattern_error.setWordWrap(True)

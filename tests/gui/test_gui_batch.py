@@ -390,3 +390,19 @@ def test_a_photo_in_colour_says_on_its_row_that_its_own_colours_are_not_kept(qtb
     row = next(i for i, r in enumerate(window.queue.rows()) if r.path.name == "holiday.png")
     window.table.selectRow(row)
     qtbot.waitUntil(lambda: "holiday.png (in colour: its lightness)" in window.preview.before_caption.text())
+
+
+def test_an_index_in_the_name_pattern_is_the_photos_place_in_the_queue_so_run_again_replaces_its_own_output(
+        qtbot, make_window, backend, grey_photos, tmp_path):
+    window = make_window(backend)
+    window.queue_presenter.add_paths(grey_photos(3))
+    window.export_panel.pattern.setText("photo_{index}")
+    _run(qtbot, window)
+    out = tmp_path / "out"
+    first = {p.name for p in _outputs(out)}
+    assert len(first) == 3 and all(p.startswith("photo_") for p in first)
+    window.table.selectRow(2)  # the third photo alone: numbered 1 within this run, it took photo_1's name
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.run_again()
+    assert {p.name for p in _outputs(out)} == first  # no new file, no "(1)" copy
+    assert window.queue.row(2).output is not None and window.queue.row(2).output.stem.endswith("_3")
