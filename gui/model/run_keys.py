@@ -61,8 +61,8 @@ def changed_text(stale: int, shortcut: str, selected: int = 0, selected_stale: i
         chosen = "the selected photo" if selected == 1 else f"the {selected} selected photos"
         every = f"; with none selected, all {total}" if total > selected else ""
         return head + f". {run} redoes {chosen}{every}."
-    if stale < total:
-        return head + f". To redo only {them}, select {them}, then {run}; with none selected, {run} redoes all {total}."
+    if stale < total:  # what Run Again does first: a narrow window cuts the line's end
+        return head + f". {run} redoes all {total}; select {them} first to redo only {them}."
     return head + f". {run} redoes {them}."
 
 

@@ -49,13 +49,21 @@ class HintFiles(QObject):
         self.status(load_summary(match, path))
         return True
 
+    def folder(self) -> Path:
+        """Where the dialogs open: the first queued photo's folder, where a hints file belongs beside its photos (not
+        the directory the app was started from); with nothing queued, the home folder.
+        """
+        photos = self.photos()
+        return photos[0][0].parent if photos else Path.home()
+
     def save_dialog(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self._parent_widget, "Save colour hints", "hints.json",
-                                              "Hints files (*.json)")
+        name, _ = QFileDialog.getSaveFileName(self._parent_widget, "Save colour hints",
+                                              str(self.folder() / "hints.json"), "Hints files (*.json)")
         if name:
             self.save_file(Path(name))
 
     def load_dialog(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self._parent_widget, "Load colour hints", "", "Hints files (*.json)")
+        name, _ = QFileDialog.getOpenFileName(self._parent_widget, "Load colour hints", str(self.folder()),
+                                              "Hints files (*.json)")
         if name:
             self.load_file(Path(name))

@@ -625,3 +625,20 @@ def test_damaged_used_before_colours_in_the_settings_are_left_out_not_a_failed_s
         assert saved_colours(settings) == []
     settings.setValue(RECENT_KEY, "[[1, 2, 3], [250, 0, 9]]")
     assert saved_colours(settings) == [(1, 2, 3), (250, 0, 9)]
+
+
+def test_save_and_load_hints_open_in_the_queues_folder_not_where_the_app_was_started(
+        make_window, backend, photo, monkeypatch):
+    from pathlib import Path
+
+    window = make_window(backend)
+    asked: list[str] = []
+    monkeypatch.setattr("gui.presenters.hint_files.QFileDialog.getSaveFileName",
+                        lambda parent, title, start, filters: (asked.append(start), ("", ""))[1])
+    monkeypatch.setattr("gui.presenters.hint_files.QFileDialog.getOpenFileName",
+                        lambda parent, title, start, filters: (asked.append(start), ("", ""))[1])
+    window.hint_files.save_dialog()  # nothing queued: the home folder
+    window.queue_presenter.add_paths([photo.parent])
+    window.hint_files.save_dialog()
+    window.hint_files.load_dialog()
+    assert asked == [str(Path.home() / "hints.json"), str(photo.parent / "hints.json"), str(photo.parent)]

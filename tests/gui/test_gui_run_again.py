@@ -122,8 +122,7 @@ def test_moving_the_strength_slider_after_a_batch_offers_run_again(qtbot, make_w
     assert text == ("1 of the 2 photos was colorized with other settings or hints; the selected photo was not. To "
                     "redo it, select it, then Run Again (Ctrl+R).")
     window.table.clearSelection()  # none selected: Run Again takes both, not the one changed, and says so
-    assert window.status_label.text().endswith("To redo only it, select it, then Run Again (Ctrl+R); with none "
-                                               "selected, Run Again (Ctrl+R) redoes all 2.")
+    assert window.status_label.text().endswith("Run Again (Ctrl+R) redoes all 2; select it first to redo only it.")
 
 
 def test_clearing_the_selection_keeps_the_photo_on_show(qtbot, make_window, backend, grey_photos):
