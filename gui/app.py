@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, QTimer
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication
 
 from gui.logfile import start_logging
 from gui.model.settings import APPLICATION, ORGANIZATION
@@ -136,7 +136,7 @@ def warn_broken_bindings() -> str | None:
     return text
 
 
-def tear_down(window: QWidget) -> None:
+def tear_down(window: MainWindow) -> None:
     """Close and delete the window while Python and the QApplication are both whole.
 
     Left to interpreter shutdown, its plots were destroyed in arbitrary order while Qt still called
@@ -148,6 +148,7 @@ def tear_down(window: QWidget) -> None:
 
     if shiboken6.isValid(window):
         if window.isVisible():
+            window.ask_quit = lambda *_: True  # the app is ending already: nothing to ask
             window.close()
         shiboken6.delete(window)
     gc.collect()

@@ -54,6 +54,7 @@ from gui.views.engine_panel import EnginePanel
 from gui.views.export_panel import ExportPanel
 from gui.views.preview import BeforeAfterView
 from gui.views.queue_table import QueueTable
+from gui.views.quit_dialog import ask_quit_while_running
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "samples"
 SPLITTERS = ("central",)  # the queue over the preview; everything else is in docks (gui/views/docks.py)
@@ -62,6 +63,8 @@ Key = QKeySequence.StandardKey
 Spec = ActionSpec["MainWindow"]
 
 class MainWindow(QMainWindow):
+    ask_quit = staticmethod(ask_quit_while_running)
+
     def __init__(self, backend: Backend, settings: QSettings | None = None, samples_dir: Path | None = None) -> None:
         super().__init__()
         self.backend = backend
@@ -207,7 +210,13 @@ class MainWindow(QMainWindow):
         self.prefs.shown()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Stop everything that still calls into the plots (timers, the batch thread) before Qt deletes them."""
+        """Stop everything that still calls into the plots (timers, the batch thread) before Qt deletes them; a
+        quit mid-batch is asked first (``ask_quit``: tests and the app's shutdown answer it).
+        """
+        left = sum(1 for r in self.queue.rows() if r.status in (Status.QUEUED, Status.WORKING))
+        if self.controller.running and not self.ask_quit(self, left):
+            event.ignore()
+            return
         self.live.stop()
         self.teach.shutdown()
         self.controller.shutdown()

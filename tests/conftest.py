@@ -175,6 +175,7 @@ def make_window(qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
     def make(backend: Any, size: int = 64, batch_size: int = 2, samples_dir: Path | None = None,
              **choice: Any) -> Any:
         window = MainWindow(backend, QSettings(), samples_dir=samples_dir)
+        window.ask_quit = lambda *_: True  # closed mid-batch at the end of a test: no question
         window.engine_panel.set_choice(ColorizeSettings(size=size, batch_size=batch_size, **choice))
         window.prefs.set_output_dir(tmp_path / "out")
         qtbot.addWidget(window)

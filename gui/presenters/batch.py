@@ -256,7 +256,8 @@ class BatchPresenter(QObject):
                                "No photo was colorized: each row's Message says why. Select a photo to see it.",
                                offer_action=False)
         export = req.export if req is not None else self.views.export_panel.choice()
-        self.say(finished_text(summary, note_made_by(self.queue, summary, req), export, advice=bool(advice)))
+        # and what Run Again would still redo: a run of a selection leaves the other changed photos as they were
+        self.offer.update(lead=finished_text(summary, note_made_by(self.queue, summary, req), export, bool(advice)))
 
     @Slot(bool)
     def _on_paused(self, paused: bool) -> None:

@@ -642,3 +642,15 @@ def test_save_and_load_hints_open_in_the_queues_folder_not_where_the_app_was_sta
     window.hint_files.save_dialog()
     window.hint_files.load_dialog()
     assert asked == [str(Path.home() / "hints.json"), str(photo.parent / "hints.json"), str(photo.parent)]
+
+
+def test_after_run_again_of_one_changed_photo_the_line_still_offers_it_for_the_other(
+        qtbot, make_window, hinted_backend, photo, tmp_path):
+    window = _two_done_then_a_hint_on_the_first(qtbot, make_window, hinted_backend, photo, tmp_path)
+    _select_row(window, 1)
+    _add(qtbot, window, 0.3, 0.3, GREEN)  # both photos changed now
+    assert "All 2 photos were colorized with other settings or hints" in window.status_label.text()
+    with qtbot.waitSignal(window.controller.finished, timeout=TIMEOUT_MS):
+        assert window.batch.run_again()  # the second alone
+    line = window.status_label.text()
+    assert line.startswith("1 photo") and "1 of the 2 photos was colorized with other settings or hints" in line

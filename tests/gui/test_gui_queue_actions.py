@@ -295,3 +295,22 @@ def test_ctrl_end_and_ctrl_home_select_the_last_and_first_photo_not_only_move_th
         assert table.selected_rows() == [0, 1]
     finally:
         qtbot.keyRelease(table, Qt.Key.Key_Shift)  # Qt keeps the last event's modifiers: a later selectRow read Shift
+
+
+def test_quitting_while_a_batch_runs_is_asked_and_no_keeps_the_window_and_its_batch(make_window, slow_backend,
+                                                                                   grey_photos, qtbot):
+    asked: list[int] = []
+    answer = [False]
+    idle = make_window(slow_backend)
+    idle.ask_quit = lambda parent, left: (asked.append(left), answer[0])[1]
+    assert idle.close() and asked == []  # nothing running: closed without a question
+    window = make_window(slow_backend)
+    window.queue_presenter.add_paths(grey_photos(6))
+    window.ask_quit = idle.ask_quit
+    with qtbot.waitSignal(window.controller.finished, timeout=60_000):
+        assert window.batch.start_batch()
+        assert not window.close()  # No: the window stays, the batch goes on
+        assert len(asked) == 1 and 1 <= asked[0] <= 6 and window.isVisible() and window.controller.running
+        answer[0] = True
+        assert window.close()  # Yes: it closes, the batch cancelled and joined
+        assert len(asked) == 2 and not window.controller.running
