@@ -213,8 +213,8 @@ class MainWindow(QMainWindow):
         """Stop everything that still calls into the plots (timers, the batch thread) before Qt deletes them; a
         quit mid-batch is asked first (``ask_quit``: tests and the app's shutdown answer it).
         """
-        left = sum(1 for r in self.queue.rows() if r.status in (Status.QUEUED, Status.WORKING))
-        if self.controller.running and not self.ask_quit(self, left):
+        counts = self.queue.counts() if self.controller.running else None
+        if counts is not None and not self.ask_quit(self, counts[Status.QUEUED] + counts[Status.WORKING]):
             event.ignore()
             return
         self.live.stop()

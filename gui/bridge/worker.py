@@ -142,7 +142,7 @@ class BatchWorker(QObject):
             if compare is not None:  # what is compared with what: "optimized bf16, batch 4 vs baseline fp32, ..."
                 description = (f"{engine_label(colorizer)} vs {engine_label(compare)} "
                                f"on {colorizer.settings.device}")
-            jobs = [Job(i, p.path, p.root, p.replaces, p.number) for i, p in enumerate(req.photos)]
+            jobs = jobs_of(req.photos)
             hints = {i: p.hints for i, p in enumerate(req.photos) if p.hints}
             if hints and not colorizer.takes_hints:  # inert with these weights: say so, colorize without them
                 description += f" (colour hints not used: {NO_HINTS_TEXT})"
@@ -347,6 +347,11 @@ def model_card(path: Path | None = None) -> tuple[dict[str, Any] | None, str | N
         return None, f"the model card is not readable: {err}"
 
 
+def jobs_of(photos: Sequence[QueuedPhoto]) -> list[Job]:
+    """The engine's jobs for queued photos, in their order (the run's indices), with their queue places."""
+    return [Job(i, p.path, p.root, p.replaces, p.number) for i, p in enumerate(photos)]
+
+
 def collect(paths: Iterable[Path], beside: Iterable[tuple[Path, Path]] = (), leave_out: Path | None = None
             ) -> tuple[list[tuple[Path, Path]], list[str]]:
     """Files and folders (walked recursively, non-images ignored) -> [(photo, root folder)], problems.
@@ -387,8 +392,7 @@ class Backend:
 
     def copies_to_ask_about(self, photos: Sequence[QueuedPhoto], export: ExportOptions,
                             stop: Callable[[], bool] = lambda: False) -> int:
-        jobs = [Job(i, p.path, p.root, p.replaces, p.number) for i, p in enumerate(photos)]
-        return copies_to_ask_about(export, jobs, stop)
+        return copies_to_ask_about(export, jobs_of(photos), stop)
 
     def available_options(self) -> dict[str, Any]:
         return available_options()

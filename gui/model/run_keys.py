@@ -17,6 +17,11 @@ from engine.options import ColorizeSettings, ExportOptions
 from gui.model.settings import AppSettings
 
 
+def pixels_of(model: ColorizeSettings) -> ColorizeSettings:
+    """The part of the model settings that decides a photo's colours (not the batch size, nor compiling)."""
+    return replace(model, batch_size=1, compile=False)
+
+
 @dataclass(frozen=True)
 class RunKey:
     """The settings one photo was made with, its hints included."""
@@ -28,8 +33,7 @@ class RunKey:
 
     def made_from(self) -> tuple[ColorizeSettings, ExportOptions, tuple[Hint, ...]]:
         """The part that decides the output's pixels, name and place."""
-        return (replace(self.model, batch_size=1, compile=False), replace(self.export, if_exists="new_name"),
-                self.hints)
+        return pixels_of(self.model), replace(self.export, if_exists="new_name"), self.hints
 
 
 def run_key(s: AppSettings, hints: Sequence[Hint] = ()) -> RunKey:

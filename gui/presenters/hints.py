@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 from engine.hints import Hint
 from engine.options import BatchSummary, ColorizeSettings
 from gui.model.hint_store import NO_HINTS_TEXT, Hints, HintStore, SetHints, path_key
+from gui.model.run_keys import pixels_of
 from gui.presenters.backend import Recolourer
 from gui.presenters.hint_drag import HintDrag
 from gui.presenters.photo_clicks import PhotoClicks
@@ -181,7 +182,7 @@ class HintEditor(QObject):
         """Another model or working size: a hinted photo's live colour is made anew (what Run Again would give; not
         for a batch size); an unhinted one goes on showing the file written.
         """
-        pixels, self._pixels = self._pixels, replace(self.settings(), batch_size=1, compile=False)
+        pixels, self._pixels = self._pixels, pixels_of(self.settings())
         if self.hints() and pixels != self._pixels:
             self.recolour()
 

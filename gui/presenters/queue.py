@@ -89,8 +89,7 @@ class QueuePresenter(QObject):
         return str(self.qsettings.value("paths/last_input", "") or Path.home())
 
     def queue_samples(self) -> int:
-        samples = sorted(p for pattern in ("*.jpg", "*.jpeg", "*.png") for p in self.samples_dir.glob(pattern))
-        if not samples:
+        if not any(p for pattern in ("*.jpg", "*.jpeg", "*.png") for p in self.samples_dir.glob(pattern)):
             self.say(f"No sample photos found in {self.samples_dir}")
             return 0
         return self.add_paths([self.samples_dir])  # as a folder: their outputs under its name, not among one's own

@@ -142,9 +142,9 @@ def colour_menu(parent: QWidget | None, colours: list[RGB], pick: Callable[[RGB]
     """
     menu = QMenu(parent)
     menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    used = [rgb for rgb in recent if rgb not in colours]
-    names = colour_names_apart([*colours, *used])
-    for i, rgb in enumerate([*colours, *used]):
+    entries = [*colours, *(rgb for rgb in recent if rgb not in colours)]
+    names = colour_names_apart(entries)
+    for i, rgb in enumerate(entries):
         if i == len(colours):
             menu.addSection("Used before")
         swatch = QPixmap(24, 16)

@@ -349,12 +349,12 @@ class TeachDialog(QDialog):
             self.loss_plot.clear()
             self.set_progress(None, "starting")
         height = {"setup": 0, "running": 520, "result": 860}[phase]
+        screen = self.screen().availableGeometry()
         if self.height() < height:  # room for the plot, then the pictures; never past the screen
-            screen = self.screen().availableGeometry()
             self.resize(min(max(self.width(), 900), screen.width() - 40), min(height, screen.height() - 60))
         if self.isVisible():  # grown or not, its bottom edge past the screen hid the last row of pictures
             frame = self.frameGeometry()
-            self.move(on_screen(frame.topLeft(), frame.size(), self.screen().availableGeometry()))
+            self.move(on_screen(frame.topLeft(), frame.size(), screen))
 
     def set_training_title(self, text: str) -> None:
         self.progress_box.setTitle(text)
